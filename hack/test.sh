@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the tests of every module given as an argument, with -race, and
+# fails when any module fails. Each module is also built on its own
+# (GOWORK=off), as image builds do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+for m in "$@"; do
+  echo "== $m"
+  if ! (cd "$m" && GOWORK=off go build ./... && go test -race -count=1 ./...); then
+    failed+=("$m")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all modules passed"

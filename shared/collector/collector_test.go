@@ -1,0 +1,128 @@
+package collector_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+const mint = "Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR"
+
+func newRunner(t *testing.T, poll func(context.Context) (collector.Result, error)) (*collector.Runner, *store.Store, *prometheus.Registry) {
+	t.Helper()
+	mem := store.NewMemory()
+	t.Cleanup(func() { _ = mem.Close() })
+	s := store.New(mem, mint)
+	reg := prometheus.NewRegistry()
+	r := &collector.Runner{
+		Name: contract.CollectorHolders, Store: s, Metrics: collector.NewMetrics(reg),
+		Log:     slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Backoff: collector.Backoff{Attempts: 3, Base: time.Millisecond, Max: 5 * time.Millisecond},
+		Jobs: []collector.Job{{Domain: contract.DomainHolders, Upstream: contract.UpstreamSolanaRPC,
+			Timing: contract.DefaultTimings[contract.DomainHolders], Poll: poll}},
+	}
+	return r, s, reg
+}
+
+func TestFailedPollKeepsGoodDocument(t *testing.T) {
+	ctx := context.Background()
+	var fail bool
+	calls := 0
+	r, s, reg := newRunner(t, func(context.Context) (collector.Result, error) {
+		calls++
+		if fail {
+			return collector.Result{}, collector.Errorf(contract.ErrKindUnavailable, true, "down")
+		}
+		return collector.Result{Doc: contract.Holders{Holders: 5}}, nil
+	})
+	if err := r.RunOnce(ctx, contract.DomainHolders); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	calls = 0
+	for range 2 {
+		if err := r.RunOnce(ctx, contract.DomainHolders); err == nil {
+			t.Fatal("failed poll reported success")
+		}
+	}
+	if calls != 6 {
+		t.Errorf("retryable failure polled %d times over two runs, want 3 attempts each", calls)
+	}
+	doc, err := s.Read(ctx, contract.DomainHolders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h contract.Holders
+	if err := doc.Decode(&h); err != nil || h.Holders != 5 {
+		t.Fatalf("good document lost: %+v %v", h, err)
+	}
+	st, _ := s.ReadStatuses(ctx)
+	run := st[contract.CollectorHolders].Runs[contract.DomainHolders]
+	if run.OK || run.ConsecutiveFailures != 2 || run.ErrorKind != contract.ErrKindUnavailable || run.LastSuccessAt == nil {
+		t.Errorf("status = %+v", run)
+	}
+	if n := testutil.CollectAndCount(reg, "tokendata_collector_runs_total"); n != 2 {
+		t.Errorf("runs series = %d, want ok and upstream_unavailable", n)
+	}
+}
+
+func TestNonRetryableIsTriedOnce(t *testing.T) {
+	calls := 0
+	r, _, _ := newRunner(t, func(context.Context) (collector.Result, error) {
+		calls++
+		return collector.Result{}, collector.Errorf(contract.ErrKindUnsupported, false, "no index")
+	})
+	err := r.RunOnce(context.Background(), contract.DomainHolders)
+	var ce *collector.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.ErrKindUnsupported || calls != 1 {
+		t.Fatalf("err=%v calls=%d", err, calls)
+	}
+}
+
+func TestClassifyHidesUnknownMessages(t *testing.T) {
+	ce := collector.Classify(errors.New(`Post "https://rpc.example/?api-key=SECRET": boom`))
+	if ce.Kind != contract.ErrKindInternal || ce.Message == "" || containsSecret(ce.Message) {
+		t.Errorf("classified = %+v", ce)
+	}
+}
+
+func containsSecret(s string) bool { return strings.Contains(s, "SECRET") }
+
+func TestClassifyHTTP(t *testing.T) {
+	tests := []struct {
+		code  int
+		kind  string
+		retry bool
+	}{
+		{200, "", false}, {429, contract.ErrKindRateLimited, true}, {403, contract.ErrKindForbidden, false},
+		{503, contract.ErrKindUnavailable, true}, {404, contract.ErrKindInvalid, false},
+	}
+	for _, tt := range tests {
+		resp := &http.Response{StatusCode: tt.code, Header: http.Header{"Retry-After": {"7"}}}
+		e := collector.ClassifyHTTP("dexscreener", resp)
+		if tt.kind == "" {
+			if e != nil {
+				t.Errorf("%d: %v", tt.code, e)
+			}
+			continue
+		}
+		if e == nil || e.Kind != tt.kind || e.Retry != tt.retry {
+			t.Errorf("%d: %+v", tt.code, e)
+		}
+		if tt.code == 429 && e.RetryAfter != 7*time.Second {
+			t.Errorf("Retry-After not read: %s", e.RetryAfter)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+// Package config reads what a user sets: the environment variables of
+// contract section 7 (and per-service prefixed ones, through Load) and the
+// token file. Invalid values are errors that name the variable or field.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// Secret is a string that never prints: RPC URLs carry API keys, Redis
+// URLs passwords. Reveal returns the value for the one place that uses it.
+type Secret string
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String masks the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// LogValue masks the value in slog output.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText masks the value in JSON, YAML and any text encoding.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Redact removes from msg every occurrence of the secrets, and of their
+// query strings and paths (which is where providers put keys). Use it on
+// any error text that may quote a URL before it leaves the process.
+func Redact(msg string, secrets ...Secret) string {
+	for _, s := range secrets {
+		v := s.Reveal()
+		if v == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, v, s.String())
+		if u, err := url.Parse(v); err == nil && u.Host != "" {
+			// Errors may quote the URL re-encoded or without its scheme.
+			for _, part := range []string{u.RawQuery, u.EscapedPath(), u.User.String()} {
+				if len(part) > 3 {
+					msg = strings.ReplaceAll(msg, part, "[redacted]")
+				}
+			}
+			msg = strings.ReplaceAll(msg, u.Host, "[redacted-host]")
+		}
+	}
+	return msg
+}
+
+// Common is the configuration every service shares (contract section 7).
+type Common struct {
+	// TokenConfig is the path of the token file.
+	TokenConfig string `env:"TOKEN_CONFIG"`
+	// TokenMint overrides the file's mint.
+	TokenMint string `env:"TOKEN_MINT"`
+	// SolanaRPCURL is the ledger RPC (secret).
+	SolanaRPCURL Secret `env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
+	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
+	// SolanaRPCURL.
+	HoldersRPCURL Secret `env:"HOLDERS_RPC_URL"`
+	// HoldersMethod is getProgramAccounts or das.
+	HoldersMethod string `env:"HOLDERS_METHOD" envDefault:"getProgramAccounts"`
+	// DexScreenerURL is the aggregator base URL.
+	DexScreenerURL string `env:"DEXSCREENER_URL" envDefault:"https://api.dexscreener.com"`
+	// GeckoTerminalURL is the fallback aggregator base URL.
+	GeckoTerminalURL string `env:"GECKOTERMINAL_URL" envDefault:"https://api.geckoterminal.com/api/v2"`
+	// RedisURL is redis://, rediss://, a cluster or a Sentinel URL (secret:
+	// it may carry a password). Empty: standalone uses its in-memory store.
+	RedisURL Secret `env:"REDIS_URL"`
+	// HTTPAddr is the public API listener (edge, standalone).
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
+	// OpsAddr is the metrics, probes and pprof listener.
+	OpsAddr string `env:"OPS_ADDR" envDefault:":9090"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	// DrainDelay is how long a stopping process stays up not-ready, so that
+	// load balancers stop sending to it before it shuts down.
+	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"5s"`
+	// ShutdownTimeout bounds the graceful shutdown.
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"10s"`
+
+	Market   DomainTiming `envPrefix:"MARKET_"`
+	Supply   DomainTiming `envPrefix:"SUPPLY_"`
+	Metadata DomainTiming `envPrefix:"METADATA_"`
+	Holders  DomainTiming `envPrefix:"HOLDERS_"`
+}
+
+// DomainTiming overrides a domain's refresh, stale-after and TTL; zero
+// values take the contract's defaults.
+type DomainTiming struct {
+	Refresh    time.Duration `env:"REFRESH"`
+	StaleAfter time.Duration `env:"STALE_AFTER"`
+	TTL        time.Duration `env:"TTL"`
+}
+
+// Demo reports whether demo mode is on: no token file and no mint set.
+func (c Common) Demo() bool { return c.TokenConfig == "" && c.TokenMint == "" }
+
+// HoldersRPC is the RPC used for holder enumeration.
+func (c Common) HoldersRPC() Secret {
+	if c.HoldersRPCURL != "" {
+		return c.HoldersRPCURL
+	}
+	return c.SolanaRPCURL
+}
+
+// Timings returns the effective timing of each domain.
+func (c Common) Timings() map[contract.Domain]contract.Timing {
+	out := make(map[contract.Domain]contract.Timing, 4)
+	for d, o := range map[contract.Domain]DomainTiming{
+		contract.DomainMarket: c.Market, contract.DomainSupply: c.Supply,
+		contract.DomainMetadata: c.Metadata, contract.DomainHolders: c.Holders,
+	} {
+		t := contract.DefaultTimings[d]
+		if o.Refresh != 0 {
+			t.Refresh = o.Refresh
+		}
+		if o.StaleAfter != 0 {
+			t.StaleAfter = o.StaleAfter
+		}
+		if o.TTL != 0 {
+			t.TTL = o.TTL
+		}
+		out[d] = t
+	}
+	return out
+}
+
+// Validate checks every field and names the variable at fault.
+func (c Common) Validate() error {
+	var errs []error
+	if c.HoldersMethod != contract.HoldersMethodGPA && c.HoldersMethod != contract.HoldersMethodDAS {
+		errs = append(errs, fmt.Errorf("HOLDERS_METHOD: %q is not getProgramAccounts or das", c.HoldersMethod))
+	}
+	for name, u := range map[string]string{
+		"SOLANA_RPC_URL": c.SolanaRPCURL.Reveal(), "HOLDERS_RPC_URL": c.HoldersRPCURL.Reveal(),
+		"DEXSCREENER_URL": c.DexScreenerURL, "GECKOTERMINAL_URL": c.GeckoTerminalURL,
+	} {
+		if u == "" && name == "HOLDERS_RPC_URL" {
+			continue
+		}
+		if err := checkHTTPURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	for name, a := range map[string]string{"HTTP_ADDR": c.HTTPAddr, "OPS_ADDR": c.OpsAddr} {
+		if !strings.Contains(a, ":") {
+			errs = append(errs, fmt.Errorf("%s: %q is not host:port or :port", name, a))
+		}
+	}
+	if _, err := ParseLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
+	}
+	if c.DrainDelay < 0 || c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("DRAIN_DELAY must be ≥ 0 and SHUTDOWN_TIMEOUT > 0"))
+	}
+	for _, d := range contract.Domains {
+		if err := c.Timings()[d].Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s_REFRESH/%s_STALE_AFTER/%s_TTL: %w",
+				strings.ToUpper(string(d)), strings.ToUpper(string(d)), strings.ToUpper(string(d)), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkHTTPURL accepts absolute http(s) URLs only. Its errors never quote
+// the URL: it may carry a key.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an absolute http:// or https:// URL")
+	}
+	return nil
+}
+
+// ParseLevel maps a level name to slog's level.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("%q is not debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// Load fills cfg (a pointer to a struct with `env` tags) from the
+// environment, with prefix before every variable name ("" for none).
+// Errors name the variable.
+func Load(cfg any, prefix string) error {
+	return env.ParseWithOptions(cfg, env.Options{Prefix: prefix})
+}
+
+// LoadCommon reads and validates the common configuration.
+func LoadCommon() (Common, error) {
+	var c Common
+	if err := Load(&c, ""); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}

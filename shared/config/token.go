@@ -1,0 +1,224 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mr-tron/base58"
+	"gopkg.in/yaml.v3"
+
+	"github.com/tokendata/tokendata/shared/amount"
+)
+
+// DefaultMaxSupply is the disclosed maximum supply (specification §1).
+const DefaultMaxSupply = "1000000000"
+
+// Token is the token file: the official identity of the token, what only
+// its team can state, from which the static endpoints are rendered.
+type Token struct {
+	// Mint is the official mint address (base58, 32 bytes).
+	Mint string `yaml:"mint" json:"mint"`
+	// Name and Symbol are the official identity.
+	Name   string `yaml:"name" json:"name"`
+	Symbol string `yaml:"symbol" json:"symbol"`
+	// Decimals, when set, is what the ledger must report; a difference is
+	// disclosed as a warning. Nil: take the ledger's.
+	Decimals *uint8 `yaml:"decimals" json:"decimals"`
+	// MaxSupply is the disclosed maximum supply in whole tokens.
+	MaxSupply string `yaml:"max_supply" json:"max_supply"`
+	// Description is one paragraph about the token.
+	Description string `yaml:"description" json:"description"`
+	// Logo is an https URL of the logo image.
+	Logo string `yaml:"logo" json:"logo"`
+	// PublicBaseURL is where this API is published (https://…, no /api).
+	PublicBaseURL string `yaml:"public_base_url" json:"public_base_url"`
+	// Links are the project's official links, in the order given.
+	Links []Link `yaml:"links" json:"links"`
+	// OfficialPairs are the pairs the team declares official.
+	OfficialPairs []OfficialPair `yaml:"official_pairs" json:"official_pairs"`
+	// Exchanges are the disclosed markets.
+	Exchanges []Exchange `yaml:"exchanges" json:"exchanges"`
+	// PriceMoveWarning is the share (0.2 = 20 %) of a price move between
+	// two polls that the market collector flags. Empty: 0.5.
+	PriceMoveWarning string `yaml:"price_move_warning" json:"price_move_warning"`
+}
+
+// Link is one official project link.
+type Link struct {
+	// Kind: website, twitter, telegram, discord, github, docs, whitepaper…
+	Kind string `yaml:"kind" json:"kind"`
+	URL  string `yaml:"url" json:"url"`
+}
+
+// OfficialPair is a pair the team declares official.
+type OfficialPair struct {
+	Address string `yaml:"address" json:"address"`
+	Dex     string `yaml:"dex" json:"dex"`
+	Base    string `yaml:"base" json:"base"`
+	Quote   string `yaml:"quote" json:"quote"`
+}
+
+// Exchange is one disclosed market.
+type Exchange struct {
+	Name string `yaml:"name" json:"name"`
+	// Type is dex or cex.
+	Type     string `yaml:"type" json:"type"`
+	Pair     string `yaml:"pair" json:"pair"`
+	Base     string `yaml:"base" json:"base"`
+	Quote    string `yaml:"quote" json:"quote"`
+	TradeURL string `yaml:"trade_url" json:"trade_url"`
+	InfoURL  string `yaml:"info_url" json:"info_url"`
+	Official bool   `yaml:"official" json:"official"`
+}
+
+// LoadToken reads and validates the token file at path, then applies the
+// TOKEN_MINT override (mintOverride, may be empty).
+func LoadToken(path, mintOverride string) (Token, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Token{}, fmt.Errorf("TOKEN_CONFIG: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	t, err := ParseToken(f)
+	if err != nil {
+		return Token{}, fmt.Errorf("TOKEN_CONFIG %s: %w", path, err)
+	}
+	return applyMint(t, mintOverride)
+}
+
+// TokenFromMint builds a token with only a mint (TOKEN_MINT without a
+// token file): identity fields come from the ledger's metadata.
+func TokenFromMint(mint string) (Token, error) {
+	return applyMint(Token{MaxSupply: DefaultMaxSupply}, mint)
+}
+
+func applyMint(t Token, mint string) (Token, error) {
+	if mint != "" {
+		if err := CheckAddress(mint); err != nil {
+			return Token{}, fmt.Errorf("TOKEN_MINT: %w", err)
+		}
+		t.Mint = mint
+	}
+	if t.Mint == "" {
+		return Token{}, errors.New("mint: missing (set it in the token file or TOKEN_MINT)")
+	}
+	return t, nil
+}
+
+// ParseToken decodes a token file strictly: unknown keys are errors, so a
+// typo cannot silently drop a field.
+func ParseToken(r io.Reader) (Token, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return Token{}, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var t Token
+	if err := dec.Decode(&t); err != nil {
+		return Token{}, fmt.Errorf("invalid YAML: %w", err)
+	}
+	if t.MaxSupply == "" {
+		t.MaxSupply = DefaultMaxSupply
+	}
+	return t, t.Validate()
+}
+
+// Validate checks every field and names the ones at fault.
+func (t Token) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	if t.Mint != "" {
+		if err := CheckAddress(t.Mint); err != nil {
+			bad("mint", "%v", err)
+		}
+	}
+	if _, err := amount.ToRaw(t.MaxSupply, 0); err != nil {
+		bad("max_supply", "%q is not a whole number of tokens", t.MaxSupply)
+	}
+	if len(t.Symbol) > 16 || strings.ContainsAny(t.Symbol, " \t\n") {
+		bad("symbol", "%q must be at most 16 characters without spaces", t.Symbol)
+	}
+	if len(t.Name) > 64 {
+		bad("name", "longer than 64 characters")
+	}
+	if t.Decimals != nil && *t.Decimals > 18 {
+		bad("decimals", "%d is more than 18", *t.Decimals)
+	}
+	if t.PriceMoveWarning != "" {
+		if _, err := amount.ToRaw(t.PriceMoveWarning, 18); err != nil || t.PriceMoveWarning == "0" {
+			bad("price_move_warning", "%q is not a positive decimal share such as 0.5", t.PriceMoveWarning)
+		}
+	}
+	urlField := func(field, u string, required bool) {
+		if u == "" && !required {
+			return
+		}
+		if err := checkHTTPURL(u); err != nil {
+			bad(field, "%v", err)
+		}
+	}
+	urlField("logo", t.Logo, false)
+	urlField("public_base_url", t.PublicBaseURL, false)
+	for i, l := range t.Links {
+		if l.Kind == "" {
+			bad(fmt.Sprintf("links[%d].kind", i), "missing")
+		}
+		urlField(fmt.Sprintf("links[%d].url", i), l.URL, true)
+	}
+	for i, p := range t.OfficialPairs {
+		if err := CheckAddress(p.Address); err != nil {
+			bad(fmt.Sprintf("official_pairs[%d].address", i), "%v", err)
+		}
+	}
+	for i, e := range t.Exchanges {
+		f := fmt.Sprintf("exchanges[%d]", i)
+		if e.Name == "" {
+			bad(f+".name", "missing")
+		}
+		if e.Type != "dex" && e.Type != "cex" {
+			bad(f+".type", "%q is not dex or cex", e.Type)
+		}
+		urlField(f+".trade_url", e.TradeURL, false)
+		urlField(f+".info_url", e.InfoURL, false)
+		if e.Pair != "" && e.Type == "dex" {
+			if err := CheckAddress(e.Pair); err != nil {
+				bad(f+".pair", "%v", err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// IsOfficialPair reports whether address is one of the official pairs.
+func (t Token) IsOfficialPair(address string) bool {
+	for _, p := range t.OfficialPairs {
+		if p.Address == address {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxSupplyRaw is the maximum supply in base units at decimals.
+func (t Token) MaxSupplyRaw(decimals uint8) (string, error) {
+	return amount.ToRaw(t.MaxSupply, decimals)
+}
+
+// CheckAddress checks a base58 ledger address of 32 bytes.
+func CheckAddress(s string) error {
+	if s == "" {
+		return errors.New("missing address")
+	}
+	b, err := base58.Decode(s)
+	if err != nil || len(b) != 32 {
+		return fmt.Errorf("%q is not a base58 address of 32 bytes", s)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package solanasim
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"sort"
+
+	"github.com/mr-tron/base58"
+)
+
+const (
+	dasDefaultLimit = 100
+	dasMaxLimit     = 1000
+)
+
+type dasParams struct {
+	Mint    *string `json:"mint"`
+	Owner   *string `json:"owner"`
+	Limit   *int    `json:"limit"`
+	Page    *int    `json:"page"`
+	Cursor  *string `json:"cursor"`
+	Before  *string `json:"before"`
+	After   *string `json:"after"`
+	Options *struct {
+		ShowZeroBalance bool `json:"showZeroBalance"`
+	} `json:"options"`
+}
+
+// dasCursor encodes a position (token ordinal, account index) as an opaque
+// base58 string.
+func dasCursor(tok, idx int) string {
+	var b [12]byte
+	binary.BigEndian.PutUint32(b[:4], uint32(tok))
+	binary.BigEndian.PutUint64(b[4:], uint64(idx))
+	return base58.Encode(b[:])
+}
+
+func parseDASCursor(s string) (tok, idx int, ok bool) {
+	b, err := base58.Decode(s)
+	if err != nil || len(b) != 12 {
+		return 0, 0, false
+	}
+	t, i := binary.BigEndian.Uint32(b[:4]), binary.BigEndian.Uint64(b[4:])
+	if i > 1<<40 {
+		return 0, 0, false
+	}
+	return int(t), int(i), true
+}
+
+// getTokenAccounts is the Helius DAS method: token accounts by mint and/or
+// owner, paginated by cursor (until a page has no accounts) or by page.
+func (s *Server) getTokenAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+	var p dasParams
+	if err := json.Unmarshal(params, &p); err != nil || len(bytes.TrimSpace(params)) == 0 || bytes.TrimSpace(params)[0] != '{' {
+		return nil, invalidParams("Invalid params: expected an object with mint and/or owner")
+	}
+	if p.Mint == nil && p.Owner == nil {
+		return nil, invalidParams("Invalid params: mint or owner is required")
+	}
+	limit := dasDefaultLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	if limit < 1 || limit > dasMaxLimit {
+		return nil, invalidParams("Invalid params: limit must be between 1 and 1000")
+	}
+	if p.Before != nil || p.After != nil {
+		return nil, invalidParams("Invalid params: before/after are not supported by this simulator; use cursor")
+	}
+	if p.Page != nil && p.Cursor != nil {
+		return nil, invalidParams("Invalid params: cannot use both page and cursor")
+	}
+	if p.Page != nil && *p.Page < 1 {
+		return nil, invalidParams("Invalid params: page must be at least 1")
+	}
+	showZero := p.Options != nil && p.Options.ShowZeroBalance
+
+	var owner *pubkey
+	if p.Owner != nil {
+		k, err := parsePubkey(*p.Owner)
+		if err != nil {
+			return nil, invalidParams("Invalid params: owner: invalid address")
+		}
+		owner = &k
+	}
+	s.mu.RLock()
+	var sets []*holderSet
+	if p.Mint != nil {
+		k, err := parsePubkey(*p.Mint)
+		if err != nil {
+			s.mu.RUnlock()
+			return nil, invalidParams("Invalid params: mint: invalid address")
+		}
+		if tok, ok := s.tokens[k]; ok {
+			sets = append(sets, tok.holders)
+		}
+	} else {
+		for _, tok := range s.tokens {
+			sets = append(sets, tok.holders)
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(sets, func(a, b int) bool { return bytes.Compare(sets[a].mint[:], sets[b].mint[:]) < 0 })
+
+	startTok, startIdx, skip := 0, 0, 0
+	if p.Cursor != nil {
+		t, i, ok := parseDASCursor(*p.Cursor)
+		if !ok {
+			return nil, invalidParams("Invalid params: invalid cursor")
+		}
+		startTok, startIdx = t, i+1
+	}
+	if p.Page != nil {
+		skip = (*p.Page - 1) * limit
+	}
+
+	type item struct {
+		Address         string `json:"address"`
+		Mint            string `json:"mint"`
+		Owner           string `json:"owner"`
+		Amount          uint64 `json:"amount"`
+		DelegatedAmount uint64 `json:"delegated_amount"`
+		Frozen          bool   `json:"frozen"`
+	}
+	items := make([]item, 0, min(limit, 1000))
+	lastTok, lastIdx := 0, 0
+scan:
+	for t := startTok; t < len(sets); t++ {
+		hs := sets[t]
+		i0 := 0
+		if t == startTok {
+			i0 = startIdx
+		}
+		for i := i0; i < hs.n; i++ {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return nil, &rpcError{Code: -32603, Message: "Internal error"}
+			}
+			amt := hs.amount(i)
+			if amt == 0 && !showZero {
+				continue
+			}
+			var own pubkey
+			if owner != nil {
+				if own = hs.ownerKey(hs.ownerIndex(i)); own != *owner {
+					continue
+				}
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if owner == nil {
+				own = hs.ownerKey(hs.ownerIndex(i))
+			}
+			items = append(items, item{
+				Address: hs.addressKey(i).String(),
+				Mint:    hs.mint.String(),
+				Owner:   own.String(),
+				Amount:  amt,
+			})
+			lastTok, lastIdx = t, i
+			if len(items) == limit {
+				break scan
+			}
+		}
+	}
+	res := struct {
+		LastIndexedSlot uint64 `json:"last_indexed_slot"`
+		Total           int    `json:"total"`
+		Limit           int    `json:"limit"`
+		Page            *int   `json:"page,omitempty"`
+		Cursor          string `json:"cursor,omitempty"`
+		TokenAccounts   []item `json:"token_accounts"`
+	}{
+		LastIndexedSlot: max(s.slot.Load(), confirmedLag) - confirmedLag,
+		Total:           len(items),
+		Limit:           limit,
+		Page:            p.Page,
+		TokenAccounts:   items,
+	}
+	if p.Page == nil && len(items) > 0 {
+		res.Cursor = dasCursor(lastTok, lastIdx)
+	}
+	return jsonResult(res), nil
+}

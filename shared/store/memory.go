@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Memory is an in-memory Backend with Redis' TTL semantics: a key past its
+// TTL is gone. It serves standalone mode and unit tests.
+type Memory struct {
+	now func() time.Time
+
+	mu     sync.RWMutex
+	vals   map[string]memEntry
+	subs   map[string]map[*memSub]struct{}
+	closed bool
+}
+
+type memEntry struct {
+	data    []byte
+	expires time.Time
+}
+
+// NewMemory returns an empty in-memory backend.
+func NewMemory() *Memory {
+	return &Memory{now: time.Now, vals: map[string]memEntry{}, subs: map[string]map[*memSub]struct{}{}}
+}
+
+var errClosed = errors.New("store closed")
+
+// Set implements Backend.
+func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return errors.New("ttl must be positive")
+	}
+	data := append([]byte(nil), value...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed
+	}
+	m.vals[key] = memEntry{data: data, expires: m.now().Add(ttl)}
+	// Drop expired keys now and then so memory does not grow with churn.
+	if len(m.vals) > 64 {
+		now := m.now()
+		for k, e := range m.vals {
+			if !now.Before(e.expires) {
+				delete(m.vals, k)
+			}
+		}
+	}
+	return nil
+}
+
+// MGet implements Backend.
+func (m *Memory) MGet(_ context.Context, keys ...string) ([]Value, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	now := m.now()
+	out := make([]Value, len(keys))
+	for i, k := range keys {
+		e, ok := m.vals[k]
+		if !ok || !now.Before(e.expires) {
+			continue
+		}
+		out[i] = Value{Data: append([]byte(nil), e.data...), TTL: e.expires.Sub(now), Found: true}
+	}
+	return out, nil
+}
+
+// Publish implements Backend. Delivery is best effort, as in Redis: a
+// subscriber that does not keep up loses messages.
+func (m *Memory) Publish(_ context.Context, channel, message string) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return errClosed
+	}
+	for s := range m.subs[channel] {
+		select {
+		case s.ch <- message:
+		default:
+		}
+	}
+	return nil
+}
+
+// Subscribe implements Backend.
+func (m *Memory) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	s := &memSub{m: m, channel: channel, ch: make(chan string, 64)}
+	if m.subs[channel] == nil {
+		m.subs[channel] = map[*memSub]struct{}{}
+	}
+	m.subs[channel][s] = struct{}{}
+	return s, nil
+}
+
+// Ping implements Backend.
+func (m *Memory) Ping(context.Context) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// Close implements Backend; it ends every subscription.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	for _, set := range m.subs {
+		for s := range set {
+			close(s.ch)
+		}
+	}
+	clear(m.subs)
+	return nil
+}
+
+type memSub struct {
+	m       *Memory
+	channel string
+	ch      chan string
+}
+
+func (s *memSub) C() <-chan string { return s.ch }
+
+func (s *memSub) Close() error {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if set, ok := s.m.subs[s.channel]; ok {
+		if _, ok := set[s]; ok {
+			delete(set, s)
+			close(s.ch)
+		}
+	}
+	return nil
+}

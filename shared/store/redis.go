@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a Backend on go-redis' universal client: one address gives a
+// single node, several a Cluster, a master name a Sentinel setup.
+type Redis struct {
+	c redis.UniversalClient
+}
+
+// ParseRedisURL turns REDIS_URL into universal client options. Accepted:
+// redis://[user:pass@]host:port[/db], rediss:// (TLS), and the go-redis
+// cluster form redis://host1:port?addr=host2:port&addr=host3:port.
+// Sentinel: redis-sentinel://[:pass@]host1:port,host2:port/master-name[/db].
+func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
+	if raw == "" {
+		return nil, errors.New("empty Redis URL")
+	}
+	if rest, ok := strings.CutPrefix(raw, "redis-sentinel://"); ok {
+		return parseSentinel(rest)
+	}
+	if o, err := redis.ParseClusterURL(raw); err == nil && len(o.Addrs) > 1 {
+		return &redis.UniversalOptions{
+			Addrs: o.Addrs, Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		}, nil
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, errors.New("invalid Redis URL (expected redis://, rediss:// or redis-sentinel://)")
+	}
+	return &redis.UniversalOptions{
+		Addrs: []string{o.Addr}, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig,
+	}, nil
+}
+
+// parseSentinel reads "[user:pass@]h1:p1,h2:p2/master[/db]".
+func parseSentinel(rest string) (*redis.UniversalOptions, error) {
+	o := &redis.UniversalOptions{}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		cred := rest[:at]
+		rest = rest[at+1:]
+		if user, pass, ok := strings.Cut(cred, ":"); ok {
+			o.Username, o.Password = user, pass
+		} else {
+			o.Password = cred
+		}
+	}
+	hosts, path, _ := strings.Cut(rest, "/")
+	master, db, _ := strings.Cut(path, "/")
+	if hosts == "" || master == "" {
+		return nil, errors.New("invalid Redis Sentinel URL (expected redis-sentinel://host:port[,host:port]/master-name[/db])")
+	}
+	o.Addrs = strings.Split(hosts, ",")
+	o.MasterName = master
+	if db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil || n < 0 {
+			return nil, errors.New("invalid Redis Sentinel URL: database is not a number")
+		}
+		o.DB = n
+	}
+	return o, nil
+}
+
+// NewRedis connects lazily: it does not fail when Redis is down, the first
+// command does (and later ones recover when it is back).
+func NewRedis(opts *redis.UniversalOptions) *Redis {
+	o := *opts
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 2 * time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 2 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 2 * time.Second
+	}
+	return &Redis{c: redis.NewUniversalClient(&o)}
+}
+
+// Client exposes the go-redis client (metrics hooks, tests).
+func (r *Redis) Client() redis.UniversalClient { return r.c }
+
+// Set implements Backend with one SET key value EX/PX ttl.
+func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return errors.New("ttl must be positive")
+	}
+	return r.c.Set(ctx, key, value, ttl).Err()
+}
+
+// MGet implements Backend: GET and PTTL of every key in one pipeline.
+func (r *Redis) MGet(ctx context.Context, keys ...string) ([]Value, error) {
+	gets := make([]*redis.StringCmd, len(keys))
+	ttls := make([]*redis.DurationCmd, len(keys))
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			gets[i] = p.Get(ctx, k)
+			ttls[i] = p.PTTL(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]Value, len(keys))
+	for i := range keys {
+		b, err := gets[i].Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ttl := ttls[i].Val()
+		if ttl < 0 {
+			ttl = 0 // no expiry (-1), or expired between the two commands (-2)
+		}
+		out[i] = Value{Data: b, TTL: ttl, Found: true}
+	}
+	return out, nil
+}
+
+// Publish implements Backend.
+func (r *Redis) Publish(ctx context.Context, channel, message string) error {
+	return r.c.Publish(ctx, channel, message).Err()
+}
+
+// Subscribe implements Backend. go-redis resubscribes after a reconnect.
+func (r *Redis) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+	ps := r.c.Subscribe(ctx, channel)
+	out := make(chan string, 64)
+	go func() {
+		defer close(out)
+		for msg := range ps.Channel() {
+			select {
+			case out <- msg.Payload:
+			default: // a hint only: readers also poll
+			}
+		}
+	}()
+	return &redisSub{ps: ps, ch: out}, nil
+}
+
+// Ping implements Backend.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis ping: %w", err)
+	}
+	return nil
+}
+
+// Close implements Backend.
+func (r *Redis) Close() error { return r.c.Close() }
+
+type redisSub struct {
+	ps *redis.PubSub
+	ch chan string
+}
+
+func (s *redisSub) C() <-chan string { return s.ch }
+func (s *redisSub) Close() error     { return s.ps.Close() }

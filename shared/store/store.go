@@ -1,0 +1,223 @@
+// Package store keeps the domain documents and status records of
+// package contract, in Redis or in memory.
+//
+// A Backend moves bytes (SET with TTL, multi-GET with remaining TTL,
+// publish/subscribe, ping); Store sits on a Backend and does everything
+// else — keys, envelopes, validation, update notifications — once, for both.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// ErrNotFound is returned when a key is absent (never written, or expired).
+var ErrNotFound = errors.New("not found")
+
+// Value is what a Backend holds under one key.
+type Value struct {
+	Data []byte
+	// TTL is the remaining time to live; 0 means no expiry.
+	TTL   time.Duration
+	Found bool
+}
+
+// Subscription delivers published messages until closed.
+type Subscription interface {
+	// C delivers messages. It is closed when the subscription ends.
+	C() <-chan string
+	Close() error
+}
+
+// Backend is the byte-level storage both implementations provide.
+type Backend interface {
+	// Set stores value under key for ttl (ttl > 0).
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// MGet returns one Value per key, in order; absent keys have Found false.
+	MGet(ctx context.Context, keys ...string) ([]Value, error)
+	Publish(ctx context.Context, channel, message string) error
+	// Subscribe listens on channel; the subscription survives reconnects.
+	Subscribe(ctx context.Context, channel string) (Subscription, error)
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Store reads and writes the documents of one token.
+type Store struct {
+	b    Backend
+	mint string
+}
+
+// New returns a Store for the token mint over b.
+func New(b Backend, mint string) *Store { return &Store{b: b, mint: mint} }
+
+// Mint is the token this store serves.
+func (s *Store) Mint() string { return s.mint }
+
+// Backend returns the underlying backend.
+func (s *Store) Backend() Backend { return s.b }
+
+// Document is a stored envelope and its remaining time to live.
+type Document struct {
+	contract.Envelope
+	TTL time.Duration
+}
+
+// Write stores env under its domain key for ttl with one SET, then
+// publishes the domain on the updates channel. A failed publish is
+// returned but the document stays written: readers also poll.
+func (s *Store) Write(ctx context.Context, env contract.Envelope, ttl time.Duration) error {
+	if err := env.Validate(); err != nil {
+		return fmt.Errorf("refusing to write %s: %w", env.Domain, err)
+	}
+	if env.Mint != s.mint {
+		return fmt.Errorf("refusing to write %s of mint %s into the store of %s", env.Domain, env.Mint, s.mint)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("refusing to write %s without a ttl", env.Domain)
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("encode %s envelope: %w", env.Domain, err)
+	}
+	if err := s.b.Set(ctx, contract.DocumentKey(s.mint, env.Domain), b, ttl); err != nil {
+		return fmt.Errorf("write %s: %w", env.Domain, err)
+	}
+	if err := s.b.Publish(ctx, contract.UpdatesChannel(s.mint), string(env.Domain)); err != nil {
+		return fmt.Errorf("publish %s update: %w", env.Domain, err)
+	}
+	return nil
+}
+
+// Read returns the document of one domain: ErrNotFound when absent,
+// contract.ErrUnknownSchema (wrapped) when written by a newer schema.
+func (s *Store) Read(ctx context.Context, d contract.Domain) (Document, error) {
+	docs, errs, err := s.ReadAll(ctx, d)
+	if err != nil {
+		return Document{}, err
+	}
+	if e := errs[d]; e != nil {
+		return Document{}, e
+	}
+	doc, ok := docs[d]
+	if !ok {
+		return Document{}, fmt.Errorf("%s: %w", d, ErrNotFound)
+	}
+	return doc, nil
+}
+
+// ReadAll returns the documents of the given domains (all four when none
+// is named) in one round trip. Absent domains are missing from the map;
+// a domain whose value cannot be used (unknown schema_version, garbage) is
+// in errs instead. err is set only when the backend failed.
+func (s *Store) ReadAll(ctx context.Context, domains ...contract.Domain) (docs map[contract.Domain]Document, errs map[contract.Domain]error, err error) {
+	if len(domains) == 0 {
+		domains = contract.Domains
+	}
+	keys := make([]string, len(domains))
+	for i, d := range domains {
+		keys[i] = contract.DocumentKey(s.mint, d)
+	}
+	vals, err := s.b.MGet(ctx, keys...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read documents: %w", err)
+	}
+	docs = make(map[contract.Domain]Document, len(domains))
+	errs = map[contract.Domain]error{}
+	for i, v := range vals {
+		if !v.Found {
+			continue
+		}
+		d := domains[i]
+		var env contract.Envelope
+		if err := json.Unmarshal(v.Data, &env); err != nil {
+			errs[d] = fmt.Errorf("%s: undecodable envelope: %w", d, err)
+			continue
+		}
+		if err := env.Validate(); err != nil {
+			errs[d] = fmt.Errorf("%s: %w", d, err)
+			continue
+		}
+		if env.Domain != d || env.Mint != s.mint {
+			errs[d] = fmt.Errorf("%s: key holds %s of mint %s", d, env.Domain, env.Mint)
+			continue
+		}
+		docs[d] = Document{Envelope: env, TTL: v.TTL}
+	}
+	return docs, errs, nil
+}
+
+// WriteStatus stores a collector's status record.
+func (s *Store) WriteStatus(ctx context.Context, st contract.Status) error {
+	if st.Collector == "" {
+		return errors.New("refusing to write a status record without a collector")
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	if err := s.b.Set(ctx, contract.StatusKey(s.mint, st.Collector), b, contract.StatusTTL); err != nil {
+		return fmt.Errorf("write status of %s: %w", st.Collector, err)
+	}
+	return nil
+}
+
+// ReadStatuses returns the status records of every collector that has one.
+func (s *Store) ReadStatuses(ctx context.Context) (map[string]contract.Status, error) {
+	keys := make([]string, len(contract.Collectors))
+	for i, c := range contract.Collectors {
+		keys[i] = contract.StatusKey(s.mint, c)
+	}
+	vals, err := s.b.MGet(ctx, keys...)
+	if err != nil {
+		return nil, fmt.Errorf("read status records: %w", err)
+	}
+	out := make(map[string]contract.Status, len(vals))
+	for i, v := range vals {
+		if !v.Found {
+			continue
+		}
+		var st contract.Status
+		if err := json.Unmarshal(v.Data, &st); err != nil {
+			continue // a record we cannot read is as good as none
+		}
+		out[contract.Collectors[i]] = st
+	}
+	return out, nil
+}
+
+// Updates subscribes to the updates channel: each message is a domain
+// name. Unknown names are dropped.
+func (s *Store) Updates(ctx context.Context) (<-chan contract.Domain, func() error, error) {
+	sub, err := s.b.Subscribe(ctx, contract.UpdatesChannel(s.mint))
+	if err != nil {
+		return nil, nil, fmt.Errorf("subscribe to updates: %w", err)
+	}
+	out := make(chan contract.Domain, 16)
+	go func() {
+		defer close(out)
+		for msg := range sub.C() {
+			d := contract.Domain(msg)
+			if !d.Valid() {
+				continue
+			}
+			select {
+			case out <- d:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, sub.Close, nil
+}
+
+// Ping checks the backend.
+func (s *Store) Ping(ctx context.Context) error { return s.b.Ping(ctx) }
+
+// Close closes the backend.
+func (s *Store) Close() error { return s.b.Close() }
