@@ -222,3 +222,21 @@ func CheckAddress(s string) error {
 	}
 	return nil
 }
+
+// ResolveToken picks the token to serve: the token file (with TOKEN_MINT
+// as an override), else TOKEN_MINT alone, else the demo token when
+// allowDemo (standalone only: the simulator lives there). demo reports the
+// last case.
+func ResolveToken(c Common, allowDemo bool) (t Token, demo bool, err error) {
+	switch {
+	case c.TokenConfig != "":
+		t, err = LoadToken(c.TokenConfig, c.TokenMint)
+		return t, false, err
+	case c.TokenMint != "":
+		t, err = TokenFromMint(c.TokenMint)
+		return t, false, err
+	case allowDemo:
+		return DemoToken(), true, nil
+	}
+	return Token{}, false, errors.New("TOKEN_CONFIG or TOKEN_MINT: one is required (demo mode is for standalone only)")
+}

@@ -1,0 +1,25 @@
+package collector
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// Deps is what every collector's constructor takes besides its config, the
+// same in a collector's own binary and in standalone.
+type Deps struct {
+	Store *store.Store
+	// Metrics are the shared collector series (one per registry).
+	Metrics *Metrics
+	// Registry takes a collector's own series.
+	Registry prometheus.Registerer
+	Log      *slog.Logger
+	// HTTPClient, when set, is used for upstream requests.
+	HTTPClient *http.Client
+	// Simulated marks documents and status records of demo mode.
+	Simulated bool
+}
