@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -199,7 +201,51 @@ func ParseLevel(s string) (slog.Level, error) {
 // environment, with prefix before every variable name ("" for none).
 // Errors name the variable.
 func Load(cfg any, prefix string) error {
-	return env.ParseWithOptions(cfg, env.Options{Prefix: prefix})
+	err := env.ParseWithOptions(cfg, env.Options{Prefix: prefix})
+	var agg env.AggregateError
+	if err == nil || !errors.As(err, &agg) {
+		return err
+	}
+	// The library names the Go field; the user set a variable. Name the
+	// variables of that field that are set.
+	keys := envKeys(reflect.TypeOf(cfg).Elem(), prefix)
+	errs := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if !errors.As(e, &pe) {
+			errs = append(errs, e)
+			continue
+		}
+		var names []string
+		for _, k := range keys[pe.Name] {
+			if _, set := os.LookupEnv(k); set {
+				names = append(names, k)
+			}
+		}
+		if len(names) == 0 {
+			names = keys[pe.Name]
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", strings.Join(names, " or "), pe.Err))
+	}
+	return errors.Join(errs...)
+}
+
+// envKeys maps each Go field name to the variables it is read from.
+func envKeys(t reflect.Type, prefix string) map[string][]string {
+	out := map[string][]string{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Struct && f.Tag.Get("envPrefix") != "" {
+			for name, ks := range envKeys(f.Type, prefix+f.Tag.Get("envPrefix")) {
+				out[name] = append(out[name], ks...)
+			}
+			continue
+		}
+		if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
+			out[f.Name] = append(out[f.Name], prefix+key)
+		}
+	}
+	return out
 }
 
 // LoadCommon reads and validates the common configuration.

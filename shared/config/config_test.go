@@ -1,0 +1,193 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+func TestLoadCommonDefaults(t *testing.T) {
+	c, err := LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Demo() || c.HTTPAddr != ":8080" || c.OpsAddr != ":9090" || c.HoldersMethod != "getProgramAccounts" ||
+		c.SolanaRPCURL.Reveal() != "https://api.mainnet-beta.solana.com" || c.HoldersRPC() != c.SolanaRPCURL {
+		t.Errorf("defaults: %+v", c)
+	}
+	for d, want := range contract.DefaultTimings {
+		if got := c.Timings()[d]; got != want {
+			t.Errorf("%s timing = %+v, want %+v", d, got, want)
+		}
+	}
+}
+
+func TestLoadCommonOverrides(t *testing.T) {
+	t.Setenv("MARKET_REFRESH", "30s")
+	t.Setenv("MARKET_TTL", "5m")
+	t.Setenv("HOLDERS_RPC_URL", "https://das.example/?api-key=k")
+	t.Setenv("HOLDERS_METHOD", "das")
+	c, err := LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Timings()[contract.DomainMarket]
+	if m.Refresh != 30*time.Second || m.TTL != 5*time.Minute || m.StaleAfter != 180*time.Second {
+		t.Errorf("market timing = %+v", m)
+	}
+	if c.HoldersRPC().Reveal() != "https://das.example/?api-key=k" || c.HoldersMethod != "das" {
+		t.Errorf("holders: %+v", c)
+	}
+}
+
+func TestLoadCommonRejects(t *testing.T) {
+	tests := []struct{ name, key, value, want string }{
+		{"method", "HOLDERS_METHOD", "scan", "HOLDERS_METHOD"},
+		{"rpc url", "SOLANA_RPC_URL", "ftp://x", "SOLANA_RPC_URL"},
+		{"ttl below twice the refresh", "MARKET_TTL", "90s", "MARKET_REFRESH/MARKET_STALE_AFTER/MARKET_TTL"},
+		{"duration", "SUPPLY_REFRESH", "often", "SUPPLY_REFRESH"},
+		{"log level", "LOG_LEVEL", "loud", "LOG_LEVEL"},
+		{"addr", "HTTP_ADDR", "8080", "HTTP_ADDR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(tt.key, tt.value)
+			_, err := LoadCommon()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v does not name %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	t.Setenv("SOLANA_RPC_URL", "https://rpc.example/?api-key=TOPSECRET")
+	t.Setenv("REDIS_URL", "redis://:hunter2@cache:6379")
+	c, err := LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("start", "config", c)
+	js, _ := json.Marshal(c)
+	for _, out := range []string{buf.String(), string(js), c.SolanaRPCURL.String()} {
+		if strings.Contains(out, "TOPSECRET") || strings.Contains(out, "hunter2") {
+			t.Fatalf("secret printed: %s", out)
+		}
+	}
+	if !strings.Contains(buf.String(), "[redacted]") {
+		t.Errorf("masked value missing from the log: %s", buf.String())
+	}
+}
+
+func TestRedact(t *testing.T) {
+	s := Secret("https://mainnet.helius-rpc.com/?api-key=abc-123-def")
+	for _, msg := range []string{
+		`Post "https://mainnet.helius-rpc.com/?api-key=abc-123-def": EOF`,
+		`dial tcp: lookup mainnet.helius-rpc.com: no such host`,
+		`api-key=abc-123-def rejected`,
+	} {
+		got := Redact(msg, s)
+		if strings.Contains(got, "abc-123-def") || strings.Contains(got, "helius-rpc.com") {
+			t.Errorf("Redact(%q) = %q", msg, got)
+		}
+	}
+}
+
+const goodToken = `
+mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR
+name: Demo Token
+symbol: DEMO
+decimals: 6
+description: A token.
+logo: https://example.com/logo.png
+public_base_url: https://api.example.com
+links:
+  - {kind: website, url: "https://example.com"}
+official_pairs:
+  - {address: 45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna, dex: raydium, base: DEMO, quote: SOL}
+exchanges:
+  - {name: Raydium, type: dex, pair: 45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna, base: DEMO, quote: SOL, trade_url: "https://raydium.io/swap", official: true}
+`
+
+func TestParseToken(t *testing.T) {
+	tok, err := ParseToken(strings.NewReader(goodToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.MaxSupply != DefaultMaxSupply || *tok.Decimals != 6 || !tok.IsOfficialPair("45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna") {
+		t.Errorf("token = %+v", tok)
+	}
+	raw, err := tok.MaxSupplyRaw(6)
+	if err != nil || raw != "1000000000000000" {
+		t.Errorf("MaxSupplyRaw = %q, %v", raw, err)
+	}
+}
+
+func TestParseTokenRejects(t *testing.T) {
+	tests := []struct{ name, edit, want string }{
+		{"unknown key (typo)", "symbl: X\n", "symbl"},
+		{"bad mint", "mint: notbase58!\n", "mint"},
+		{"bad max", "max_supply: 1e9\n", "max_supply"},
+		{"fraction max", "max_supply: \"1.5\"\n", "max_supply"},
+		{"bad link", "links: [{kind: web, url: \"javascript:alert(1)\"}]\n", "links[0].url"},
+		{"bad exchange type", "exchanges: [{name: X, type: otc}]\n", "exchanges[0].type"},
+		{"bad pair", "official_pairs: [{address: abc}]\n", "official_pairs[0].address"},
+		{"decimals", "decimals: 30\n", "decimals"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Later keys replace earlier ones only where yaml allows: use a
+			// minimal base so the edit is the only problem.
+			doc := "mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR\nname: X\nsymbol: X\n"
+			if strings.HasPrefix(tt.edit, "mint:") {
+				doc = "name: X\nsymbol: X\n"
+			}
+			_, err := ParseToken(strings.NewReader(doc + tt.edit))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v does not name %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveToken(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "token.yaml")
+	if err := os.WriteFile(path, []byte(goodToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := "45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna"
+
+	tok, demo, err := ResolveToken(Common{TokenConfig: path, TokenMint: other}, false)
+	if err != nil || demo || tok.Mint != other || tok.Symbol != "DEMO" {
+		t.Errorf("file + override: %+v %v %v", tok, demo, err)
+	}
+	tok, demo, err = ResolveToken(Common{TokenMint: other}, false)
+	if err != nil || demo || tok.Mint != other || tok.MaxSupply != DefaultMaxSupply {
+		t.Errorf("mint only: %+v %v %v", tok, demo, err)
+	}
+	tok, demo, err = ResolveToken(Common{}, true)
+	if err != nil || !demo || tok.Mint != DemoMint {
+		t.Errorf("demo: %+v %v %v", tok, demo, err)
+	}
+	if _, _, err := ResolveToken(Common{}, false); err == nil || !strings.Contains(err.Error(), "TOKEN_CONFIG") {
+		t.Errorf("no token outside standalone: %v", err)
+	}
+	if _, _, err := ResolveToken(Common{TokenMint: "bad"}, false); err == nil || !strings.Contains(err.Error(), "TOKEN_MINT") {
+		t.Errorf("bad mint: %v", err)
+	}
+	if _, _, err := ResolveToken(Common{TokenConfig: filepath.Join(dir, "missing.yaml")}, false); err == nil || !strings.Contains(err.Error(), "TOKEN_CONFIG") {
+		t.Errorf("missing file: %v", err)
+	}
+	if err := DemoToken().Validate(); err != nil {
+		t.Errorf("demo token invalid: %v", err)
+	}
+}
