@@ -1,0 +1,158 @@
+// Package simulator runs every upstream of the service for one token on
+// loopback: a Solana RPC node with Helius DAS (package solanasim) and the
+// DexScreener and GeckoTerminal APIs (package dexsim), from one seed. It is
+// the upstream of demo mode (`make run`) and of end-to-end tests. Only
+// standalone links it; no other production binary does.
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/simulator/dexsim"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+)
+
+// Options describe the simulated token.
+type Options struct {
+	// Mint is the token's mint address.
+	Mint string
+	// Seed makes the scenario deterministic.
+	Seed uint64
+	// Program is Token or Token-2022 (Token-2022 by default).
+	Program solanasim.Program
+	// Decimals of the mint (6 when zero and Decimals0 is false).
+	Decimals uint8
+	// Supply in base units (a value with fraction digits by default).
+	Supply uint64
+	// Accounts is the number of token accounts (5,000 by default).
+	Accounts int
+	// Name, Symbol and URI are the on-chain metadata.
+	Name, Symbol, URI string
+	// Live makes values move while it runs: the price drifts every
+	// PriceEvery, and the supply grows every SupplyEvery (the mint
+	// authority is active). Zero intervals disable each.
+	PriceEvery, SupplyEvery time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Program == 0 {
+		o.Program = solanasim.ProgramToken2022
+	}
+	if o.Decimals == 0 {
+		o.Decimals = 6
+	}
+	if o.Supply == 0 {
+		o.Supply = 987_654_321_123_456 // 987,654,321.123456 at 6 decimals
+	}
+	if o.Accounts == 0 {
+		o.Accounts = 5000
+	}
+	if o.Name == "" {
+		o.Name, o.Symbol, o.URI = "Demo Token", "DEMO", "https://example.com/demo-token.json"
+	}
+}
+
+// Sim is a running simulator.
+type Sim struct {
+	RPC *solanasim.Server
+	Dex *dexsim.Server
+	// RPCURL serves Solana JSON-RPC and Helius DAS.
+	RPCURL string
+	// DexScreenerURL and GeckoTerminalURL are the aggregator base URLs.
+	DexScreenerURL, GeckoTerminalURL string
+	// OfficialPairs are the scenario's official pair addresses.
+	OfficialPairs []string
+
+	opts   Options
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// MintAuthority is the simulated token's mint authority.
+const MintAuthority = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+
+// Start starts both simulators for the token of opts, until ctx is done
+// or Close is called.
+func Start(ctx context.Context, opts Options) (*Sim, error) {
+	opts.defaults()
+	if opts.Mint == "" {
+		return nil, errors.New("simulator: Options.Mint is required")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Sim{RPC: solanasim.New(), Dex: dexsim.New(), opts: opts, cancel: cancel}
+	tok := solanasim.Token{
+		Mint: opts.Mint, Program: opts.Program, Decimals: opts.Decimals, Supply: opts.Supply,
+		MintAuthority: MintAuthority,
+		Metadata:      solanasim.MetadataToken2022,
+		Name:          opts.Name, Symbol: opts.Symbol, URI: opts.URI, UpdateAuthority: MintAuthority,
+		Holders: solanasim.Holders{Accounts: opts.Accounts, Seed: opts.Seed, MultiAccountShare: 0.3,
+			AccountsPerOwner: 3, ZeroShare: 0.1, ExtendedShare: 0.5},
+	}
+	if opts.Program == solanasim.ProgramToken {
+		tok.Metadata = solanasim.MetadataMetaplex
+		tok.Holders.ExtendedShare = 0
+	}
+	if err := s.RPC.AddToken(tok); err != nil {
+		cancel()
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	market := s.Dex.LoadScenario(opts.Mint, opts.Seed)
+	s.OfficialPairs = market.OfficialPairs()
+	var err error
+	if s.RPCURL, err = s.RPC.Start(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	if _, err = s.Dex.Start(ctx); err != nil {
+		cancel()
+		_ = s.RPC.Close()
+		return nil, err
+	}
+	s.DexScreenerURL, s.GeckoTerminalURL = s.Dex.DexScreenerURL(), s.Dex.GeckoTerminalURL()
+	if opts.PriceEvery > 0 {
+		s.wg.Go(func() { s.Dex.Drift(ctx, opts.Mint, opts.Seed, opts.PriceEvery, 2) })
+	}
+	if opts.SupplyEvery > 0 {
+		s.wg.Go(func() { s.growSupply(ctx) })
+	}
+	return s, nil
+}
+
+// growSupply mints a little (0.001 % of the supply, plus a fraction) every
+// SupplyEvery, as a token with an active mint authority may.
+func (s *Sim) growSupply(ctx context.Context) {
+	t := time.NewTicker(s.opts.SupplyEvery)
+	defer t.Stop()
+	supply := s.opts.Supply
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			supply += supply/100_000 + 123
+			_ = s.RPC.SetSupply(s.opts.Mint, supply)
+			s.RPC.BumpSlot(150)
+		}
+	}
+}
+
+// Holders is the exact holder count of the simulated token.
+func (s *Sim) Holders() solanasim.Truth {
+	t, _ := s.RPC.Truth(s.opts.Mint)
+	return t
+}
+
+// Market is the aggregator ground truth of the simulated token.
+func (s *Sim) Market() dexsim.Truth { return s.Dex.Truth(s.opts.Mint) }
+
+// Close stops both simulators and waits for their goroutines.
+func (s *Sim) Close() {
+	s.cancel()
+	_ = s.RPC.Close()
+	_ = s.Dex.Close()
+	s.wg.Wait()
+}

@@ -1,0 +1,82 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const mint = "Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR"
+
+func TestStartServesEveryUpstream(t *testing.T) {
+	s, err := Start(context.Background(), Options{Mint: mint, Seed: 1, Accounts: 300, SupplyEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	supply := func() string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"getTokenSupply","params":["` + mint + `"]}`
+		resp, err := http.Post(s.RPCURL, "application/json", bytes.NewBufferString(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var out struct {
+			Result struct {
+				Value struct{ Amount string } `json:"value"`
+			} `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Result.Value.Amount
+	}
+	first := supply()
+	if first != "987654321123456" {
+		t.Errorf("supply = %s", first)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for supply() == first {
+		if time.Now().After(deadline) {
+			t.Fatal("supply never grew in live mode")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	resp, err := http.Get(s.DexScreenerURL + "/token-pairs/v1/solana/" + mint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	var pairs []map[string]any
+	if err := json.Unmarshal(b, &pairs); err != nil || len(pairs) == 0 {
+		t.Fatalf("dexscreener: %v %s", err, b)
+	}
+	resp, err = http.Get(s.GeckoTerminalURL + "/networks/solana/tokens/" + mint + "/pools")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("geckoterminal: %v %v", err, resp)
+	}
+	_ = resp.Body.Close()
+	if h := s.Holders(); h.Holders == 0 || h.TokenAccounts != 300 {
+		t.Errorf("holders truth = %+v", h)
+	}
+	if m := s.Market(); !m.HasSelected || len(s.OfficialPairs) == 0 {
+		t.Errorf("market truth = %+v, official %v", m, s.OfficialPairs)
+	}
+}
+
+func TestStartNeedsAMint(t *testing.T) {
+	if _, err := Start(context.Background(), Options{}); err == nil {
+		t.Fatal("started without a mint")
+	}
+}
