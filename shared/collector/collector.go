@@ -140,7 +140,8 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // RunOnce polls one domain now (with retries), writes the document on
 // success and the status record in every case. It returns the poll's
-// classified error, or nil.
+// classified error, or nil; when ctx ends mid-poll it records nothing and
+// returns ctx's error.
 func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	var job *Job
 	for i := range r.Jobs {
@@ -157,7 +158,7 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 		err = r.write(ctx, job, res)
 	}
 	if ctx.Err() != nil && err != nil {
-		return nil // stopping: not a failure of the upstream
+		return ctx.Err() // stopping: not a failure of the upstream, nothing recorded
 	}
 	finished := time.Now()
 	run := contract.Run{StartedAt: started.UTC(), FinishedAt: finished.UTC(), OK: err == nil, Upstream: job.Upstream}

@@ -406,7 +406,7 @@ func optString(k optKey) *string {
 	if k == nil {
 		return nil
 	}
-	s := pubkey(*k).String()
+	s := (*k).String()
 	return &s
 }
 

@@ -219,7 +219,7 @@ type out struct {
 
 // flush pushes everything written so far to the client.
 func (o *out) flush() error {
-	if err := o.Writer.Flush(); err != nil {
+	if err := o.Flush(); err != nil {
 		return err
 	}
 	if o.gz != nil {
@@ -271,7 +271,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, calls []*call, 
 	if batch {
 		_ = o.WriteByte(']')
 	}
-	if err := o.Writer.Flush(); err != nil {
+	if err := o.Flush(); err != nil {
 		return
 	}
 	if o.gz != nil {
