@@ -1,0 +1,482 @@
+// Package market is the market collector: it polls DexScreener's token
+// pairs of the token every MARKET_REFRESH (60 s by default), applies the
+// contract's market rules (../../shared/contract.md section 4) and writes
+// the market document. When DexScreener fails it reads GeckoTerminal's
+// token pools instead and says so in the document's source, its warnings
+// and the status record. A failed or invalid poll writes nothing.
+//
+// Decisions the contract leaves open:
+//   - Pairs on another chain, or without the token on either side, are
+//     listed in Pairs with Reason other_chain or token_not_in_pair, and
+//     count in no total ("detected", not "kept").
+//   - "Not indexed" (DexScreener answers [] or null, or lists no kept pair)
+//     is written as a document: it is a fact, not an outage. It never comes
+//     from the fallback: an empty or 404 answer of GeckoTerminal while
+//     DexScreener is failing fails the poll, so a good document stays.
+//   - selected_pair_not_official is raised only when the token file
+//     declares official pairs.
+//   - PriceChange is left null when the selected pair has the token as its
+//     quote: the aggregators' change is the base token's.
+//   - Pairs are listed kept first, by liquidity (absent last), then
+//     address, so that the document does not change with the upstream's
+//     order.
+package market
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/shopspring/decimal"
+	"golang.org/x/time/rate"
+
+	"github.com/tokendata/tokendata/shared/buildinfo"
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// Upstream method names, in Source.Method and the upstream metrics.
+const (
+	MethodTokenPairs = "token-pairs"
+	MethodTokenPools = "token-pools"
+)
+
+// MinRefresh is the shortest poll interval: one request a second (plus
+// retries) stays well within DexScreener's 300 requests a minute.
+const MinRefresh = time.Second
+
+// DefaultPriceMoveWarning is the price move share flagged when the token
+// file sets none.
+const DefaultPriceMoveWarning = "0.5"
+
+// Config is the market collector's own configuration, read with
+// config.Load(&cfg, "MARKET_"). Zero fields take the defaults.
+type Config struct {
+	// HTTPTimeout bounds each upstream request (MARKET_HTTP_TIMEOUT).
+	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" envDefault:"10s"`
+	// UserAgent is sent with every request (MARKET_USER_AGENT); empty:
+	// "tokendata-market/<version>".
+	UserAgent string `env:"USER_AGENT"`
+	// MaxBodyBytes caps an upstream answer (MARKET_MAX_BODY_BYTES).
+	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"4194304"`
+	// DexScreenerRPM caps requests to DexScreener per minute, retries
+	// included (MARKET_DEXSCREENER_RPM; its documented limit is 300).
+	DexScreenerRPM int `env:"DEXSCREENER_RPM" envDefault:"300"`
+	// GeckoTerminalRPM caps requests to GeckoTerminal per minute
+	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30).
+	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" envDefault:"30"`
+	// DisableFallback turns the GeckoTerminal fallback off
+	// (MARKET_DISABLE_FALLBACK).
+	DisableFallback bool `env:"DISABLE_FALLBACK"`
+	// RetryAttempts is the number of tries within one poll
+	// (MARKET_RETRY_ATTEMPTS).
+	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3"`
+	// RetryBase is the first wait between tries, doubled after each, with
+	// ±50 % jitter (MARKET_RETRY_BASE).
+	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s"`
+}
+
+// LoadConfig reads Config from the MARKET_ environment variables.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := config.Load(&c, "MARKET_"); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.HTTPTimeout == 0 {
+		c.HTTPTimeout = 10 * time.Second
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "tokendata-market/" + buildinfo.Version
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.DexScreenerRPM == 0 {
+		c.DexScreenerRPM = 300
+	}
+	if c.GeckoTerminalRPM == 0 {
+		c.GeckoTerminalRPM = 30
+	}
+	if c.RetryAttempts == 0 {
+		c.RetryAttempts = collector.DefaultBackoff.Attempts
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = collector.DefaultBackoff.Base
+	}
+	return c
+}
+
+// Validate checks every field and names the variable at fault.
+func (c Config) Validate() error {
+	var errs []error
+	if c.HTTPTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("MARKET_HTTP_TIMEOUT: %s is not positive", c.HTTPTimeout))
+	}
+	if c.MaxBodyBytes < 1024 {
+		errs = append(errs, fmt.Errorf("MARKET_MAX_BODY_BYTES: %d is below 1024", c.MaxBodyBytes))
+	}
+	if c.DexScreenerRPM < 1 {
+		errs = append(errs, fmt.Errorf("MARKET_DEXSCREENER_RPM: %d is not positive", c.DexScreenerRPM))
+	}
+	if c.GeckoTerminalRPM < 1 {
+		errs = append(errs, fmt.Errorf("MARKET_GECKOTERMINAL_RPM: %d is not positive", c.GeckoTerminalRPM))
+	}
+	if c.RetryAttempts < 1 || c.RetryAttempts > 10 {
+		errs = append(errs, fmt.Errorf("MARKET_RETRY_ATTEMPTS: %d is not between 1 and 10", c.RetryAttempts))
+	}
+	if c.RetryBase <= 0 {
+		errs = append(errs, fmt.Errorf("MARKET_RETRY_BASE: %s is not positive", c.RetryBase))
+	}
+	return errors.Join(errs...)
+}
+
+// Collector polls the aggregators and writes the market document.
+type Collector struct {
+	cfg       Config
+	mint      string
+	official  []string
+	moveShare decimal.Decimal
+	dsURL     string // the token-pairs URL of the mint
+	gtURL     string // the token pools URL of the mint
+	client    *http.Client
+	store     *store.Store
+	metrics   *collector.Metrics
+	log       *slog.Logger
+	dsLimit   *rate.Limiter
+	gtLimit   *rate.Limiter
+	runner    *collector.Runner
+
+	selectedLiquidity prometheus.Gauge
+	pairs             *prometheus.GaugeVec
+}
+
+// New builds the market collector of token. common gives the upstream
+// URLs (DEXSCREENER_URL, GECKOTERMINAL_URL) and the market timing
+// (MARKET_REFRESH, MARKET_STALE_AFTER, MARKET_TTL); token its mint, its
+// official pairs and its price move warning. It registers its metrics on
+// deps.Registry.
+func New(common config.Common, token config.Token, cfg Config, deps collector.Deps) (*Collector, error) {
+	cfg = cfg.withDefaults()
+	errs := []error{cfg.Validate()}
+	timing := common.Timings()[contract.DomainMarket]
+	if err := timing.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("MARKET_REFRESH/MARKET_STALE_AFTER/MARKET_TTL: %w", err))
+	}
+	if timing.Refresh < MinRefresh {
+		errs = append(errs, fmt.Errorf("MARKET_REFRESH: %s is below %s (DexScreener allows 300 requests a minute)", timing.Refresh, MinRefresh))
+	}
+	if err := config.CheckAddress(token.Mint); err != nil {
+		errs = append(errs, fmt.Errorf("token mint: %w", err))
+	}
+	dsBase, err := baseURL(common.DexScreenerURL)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("DEXSCREENER_URL: %w", err))
+	}
+	gtBase, err := baseURL(common.GeckoTerminalURL)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("GECKOTERMINAL_URL: %w", err))
+	}
+	moveText := token.PriceMoveWarning
+	if moveText == "" {
+		moveText = DefaultPriceMoveWarning
+	}
+	move, err := decimal.NewFromString(moveText)
+	if err != nil || move.Sign() <= 0 {
+		errs = append(errs, fmt.Errorf("token price_move_warning: %q is not a positive decimal share such as 0.5", moveText))
+	}
+	if deps.Store == nil {
+		errs = append(errs, errors.New("deps.Store: missing"))
+	} else if deps.Store.Mint() != token.Mint {
+		errs = append(errs, fmt.Errorf("deps.Store: serves mint %s, not the token's %s", deps.Store.Mint(), token.Mint))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client := deps.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: cfg.HTTPTimeout}
+	}
+	reg := deps.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry() // nobody scrapes it
+	}
+	f := promauto.With(reg)
+	c := &Collector{
+		cfg:       cfg,
+		mint:      token.Mint,
+		moveShare: move,
+		dsURL:     dsBase + "/token-pairs/v1/solana/" + url.PathEscape(token.Mint),
+		gtURL:     gtBase + "/networks/solana/tokens/" + url.PathEscape(token.Mint) + "/pools?include=base_token,quote_token",
+		client:    client,
+		store:     deps.Store,
+		metrics:   deps.Metrics,
+		log:       log.With("collector", contract.CollectorMarket),
+		dsLimit:   rate.NewLimiter(rate.Every(time.Minute/time.Duration(cfg.DexScreenerRPM)), 3),
+		gtLimit:   rate.NewLimiter(rate.Every(time.Minute/time.Duration(cfg.GeckoTerminalRPM)), 3),
+		selectedLiquidity: f.NewGauge(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "market_selected_pair_liquidity_usd",
+			Help: "Liquidity in USD of the pair the price comes from (0 when none is selected)."}),
+		pairs: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "market_pairs",
+			Help: "Pairs of the last good poll: detected (every pair listed), kept (on solana with the token), usable (kept with a positive price)."},
+			[]string{"state"}),
+	}
+	for _, p := range token.OfficialPairs {
+		c.official = append(c.official, p.Address)
+	}
+	c.runner = &collector.Runner{
+		Name:      contract.CollectorMarket,
+		Store:     deps.Store,
+		Metrics:   deps.Metrics,
+		Log:       c.log,
+		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * time.Second},
+		Simulated: deps.Simulated,
+		Jobs: []collector.Job{{
+			Domain:   contract.DomainMarket,
+			Upstream: contract.UpstreamDexScreener,
+			Timing:   timing,
+			Poll:     c.Poll,
+		}},
+	}
+	return c, nil
+}
+
+// baseURL checks an aggregator base URL and drops a trailing slash. Its
+// errors never quote the URL.
+func baseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return "", errors.New("not an absolute http:// or https:// URL without a query")
+	}
+	for len(raw) > 0 && raw[len(raw)-1] == '/' {
+		raw = raw[:len(raw)-1]
+	}
+	return raw, nil
+}
+
+// Run polls until ctx is done; it returns nil then.
+func (c *Collector) Run(ctx context.Context) error { return c.runner.Run(ctx) }
+
+// RunOnce polls now (with retries), writes the document on success and
+// the status record in every case. It returns the poll's classified error.
+func (c *Collector) RunOnce(ctx context.Context) error {
+	return c.runner.RunOnce(ctx, contract.DomainMarket)
+}
+
+// Runner is the collector's runner (its status record, its job).
+func (c *Collector) Runner() *collector.Runner { return c.runner }
+
+// Poll reads the aggregators once and builds the market document, without
+// writing it: DexScreener first, GeckoTerminal when DexScreener fails.
+func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
+	prev := c.previous(ctx)
+	in := buildInput{Mint: c.mint, Official: c.official, Prev: prev, MoveShare: c.moveShare}
+
+	doc, err := c.fromDexScreener(ctx, in)
+	if err == nil {
+		c.observeDoc(doc)
+		return collector.Result{Doc: doc, Source: contract.Source{Name: contract.UpstreamDexScreener, Method: MethodTokenPairs},
+			UpdatedAt: time.Now()}, nil
+	}
+	primary := collector.Classify(err)
+	if c.cfg.DisableFallback || ctx.Err() != nil {
+		return collector.Result{}, primary
+	}
+	in.Fallback = contract.UpstreamDexScreener
+	doc, gerr := c.fromGeckoTerminal(ctx, in)
+	if gerr != nil {
+		if ctx.Err() != nil {
+			return collector.Result{}, ctx.Err()
+		}
+		fb := collector.Classify(gerr)
+		both := *primary
+		both.Message = fmt.Sprintf("%s; fallback %s", primary.Message, fb.Message)
+		if both.Remedy == "" {
+			both.Remedy = fb.Remedy
+		}
+		return collector.Result{}, &both
+	}
+	c.observeDoc(doc)
+	c.log.Info("fallback source used", "primary_error_kind", primary.Kind, "primary_error", primary.Message)
+	return collector.Result{
+		Doc:       doc,
+		Source:    contract.Source{Name: contract.UpstreamGeckoTerminal, Method: MethodTokenPools},
+		UpdatedAt: time.Now(),
+		Upstream:  contract.UpstreamGeckoTerminal,
+		Note:      fmt.Sprintf("fallback source used: %s failed (%s: %s)", contract.UpstreamDexScreener, primary.Kind, primary.Message),
+	}, nil
+}
+
+// previous is the last good document in the store, for the price move
+// warning; nil when there is none or it cannot be read.
+func (c *Collector) previous(ctx context.Context) *contract.Market {
+	doc, err := c.store.Read(ctx, contract.DomainMarket)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			c.log.Debug("previous market document not read", "error", err.Error())
+		}
+		return nil
+	}
+	var m contract.Market
+	if err := doc.Decode(&m); err != nil || m.Status != contract.MarketOK {
+		return nil
+	}
+	return &m
+}
+
+func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contract.Market, error) {
+	up := contract.UpstreamDexScreener
+	started := time.Now()
+	doc, err := func() (contract.Market, error) {
+		body, err := c.get(ctx, up, c.dsURL, c.dsLimit)
+		if err != nil {
+			return contract.Market{}, err
+		}
+		pairs, err := parseDexScreener(body)
+		if err != nil {
+			return contract.Market{}, invalid(up, "%v", err)
+		}
+		m, err := buildMarket(pairs, in)
+		if err != nil {
+			return contract.Market{}, invalid(up, "document rejected: %v", err)
+		}
+		return m, nil
+	}()
+	c.observe(up, MethodTokenPairs, started, err)
+	return doc, err
+}
+
+func (c *Collector) fromGeckoTerminal(ctx context.Context, in buildInput) (contract.Market, error) {
+	up := contract.UpstreamGeckoTerminal
+	started := time.Now()
+	doc, err := func() (contract.Market, error) {
+		body, err := c.get(ctx, up, c.gtURL, c.gtLimit)
+		if err != nil {
+			return contract.Market{}, err
+		}
+		pairs, err := parseGeckoTerminal(body)
+		if err != nil {
+			return contract.Market{}, invalid(up, "%v", err)
+		}
+		m, err := buildMarket(pairs, in)
+		if err != nil {
+			return contract.Market{}, invalid(up, "document rejected: %v", err)
+		}
+		if m.Status == contract.MarketNotIndexed {
+			return contract.Market{}, invalid(up, "lists no pool of the token")
+		}
+		return m, nil
+	}()
+	c.observe(up, MethodTokenPools, started, err)
+	return doc, err
+}
+
+func (c *Collector) observe(upstream, method string, started time.Time, err error) {
+	outcome := "ok"
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			outcome = "canceled"
+		} else {
+			outcome = collector.Classify(err).Kind
+		}
+	}
+	c.metrics.ObserveUpstream(upstream, method, outcome, time.Since(started))
+}
+
+func (c *Collector) observeDoc(m contract.Market) {
+	liq := 0.0
+	if m.Selected != nil && m.Selected.LiquidityUSD != nil {
+		liq = m.Selected.LiquidityUSD.InexactFloat64()
+	}
+	c.selectedLiquidity.Set(liq)
+	var kept, usable int
+	for _, p := range m.Pairs {
+		if p.Side != "" {
+			kept++
+		}
+		if p.Usable {
+			usable++
+		}
+	}
+	c.pairs.WithLabelValues("detected").Set(float64(len(m.Pairs)))
+	c.pairs.WithLabelValues("kept").Set(float64(kept))
+	c.pairs.WithLabelValues("usable").Set(float64(usable))
+}
+
+// get fetches u from upstream within the rate limit and the request
+// timeout, and returns the body. Errors are classified and never quote
+// the URL.
+func (c *Collector) get(ctx context.Context, upstream, u string, lim *rate.Limiter) ([]byte, error) {
+	if err := lim.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, collector.Errorf(contract.ErrKindRateLimited, true, "%s: local request budget exhausted", upstream)
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, collector.Errorf(contract.ErrKindConfig, false, "%s: cannot build the request", upstream)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, rctx, upstream, "request", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if ce := collector.ClassifyHTTP(upstream, resp); ce != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, ce
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
+	if err != nil {
+		if rctx.Err() != nil || isTimeout(err) {
+			return nil, c.transportError(ctx, rctx, upstream, "body", err)
+		}
+		c.log.Debug("upstream body cut", "upstream", upstream, "bytes", len(body), "error", config.Redact(err.Error(), config.Secret(u)))
+		return nil, invalid(upstream, "answer truncated: the connection dropped after %d bytes of the body", len(body))
+	}
+	if int64(len(body)) > c.cfg.MaxBodyBytes {
+		return nil, invalid(upstream, "answer larger than MARKET_MAX_BODY_BYTES (%d bytes)", c.cfg.MaxBodyBytes)
+	}
+	return body, nil
+}
+
+// transportError classifies a failed request or body read without
+// quoting the error (it carries the URL).
+func (c *Collector) transportError(ctx, rctx context.Context, upstream, what string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	c.log.Debug("upstream "+what+" failed", "upstream", upstream, "error", config.Redact(err.Error(), config.Secret(c.dsURL), config.Secret(c.gtURL)))
+	if rctx.Err() != nil || isTimeout(err) {
+		return collector.Errorf(contract.ErrKindUnavailable, true, "%s timed out after %s", upstream, c.cfg.HTTPTimeout)
+	}
+	return collector.Errorf(contract.ErrKindUnavailable, true, "%s: connection failed", upstream)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
