@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Benchmark of the holders enumeration at 1,000,000 token accounts: ours
+# against solana-go's GetProgramAccountsWithOpts on the same response, each
+# in its own process (wall time, accounts/s, peak RSS). `make bench-holders`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="$(mktemp -d)/holders-bench"
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -o "$bin" ./bench
+"$bin" -accounts "${ACCOUNTS:-1000000}" "$@"

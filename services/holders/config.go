@@ -1,0 +1,82 @@
+package holders
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/config"
+)
+
+// Program choices of HOLDERS_PROGRAM.
+const (
+	ProgramAuto      = "auto"
+	ProgramToken     = "token"
+	ProgramToken2022 = "token-2022"
+)
+
+// Config is the holders collector's own configuration, read with
+// config.Load(&cfg, "HOLDERS_"). The RPC URL, the method and the timings
+// belong to the common configuration (HOLDERS_RPC_URL, HOLDERS_METHOD,
+// HOLDERS_REFRESH, HOLDERS_STALE_AFTER, HOLDERS_TTL).
+type Config struct {
+	// RPCTimeout bounds one RPC request, the whole getProgramAccounts
+	// stream included (HOLDERS_RPC_TIMEOUT).
+	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"5m"`
+	// Program is the token program of the mint: auto (read the mint
+	// account's owner with getAccountInfo first), token or token-2022
+	// (HOLDERS_PROGRAM).
+	Program string `env:"PROGRAM" envDefault:"auto"`
+	// DASPageLimit is the page size of getTokenAccounts, 1 to 1000
+	// (HOLDERS_DAS_PAGE_LIMIT).
+	DASPageLimit int `env:"DAS_PAGE_LIMIT" envDefault:"1000"`
+	// Gzip asks the node for a gzip-compressed response (HOLDERS_GZIP).
+	Gzip bool `env:"GZIP" envDefault:"true"`
+	// Commitment is the commitment level of the reads: processed,
+	// confirmed or finalized (HOLDERS_COMMITMENT).
+	Commitment string `env:"COMMITMENT" envDefault:"confirmed"`
+	// ProgressInterval is how often a long enumeration logs its progress
+	// (HOLDERS_PROGRESS_INTERVAL).
+	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s"`
+}
+
+// DefaultConfig is Config with every default, as config.Load gives it on
+// an empty environment.
+func DefaultConfig() Config {
+	return Config{RPCTimeout: 5 * time.Minute, Program: ProgramAuto, DASPageLimit: 1000, Gzip: true,
+		Commitment: "confirmed", ProgressInterval: 10 * time.Second}
+}
+
+// LoadConfig reads the HOLDERS_ variables and validates them.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := config.Load(&c, "HOLDERS_"); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks every field and names the variable at fault.
+func (c Config) Validate() error {
+	var errs []error
+	if c.RPCTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("HOLDERS_RPC_TIMEOUT: %s is not a positive duration", c.RPCTimeout))
+	}
+	switch c.Program {
+	case ProgramAuto, ProgramToken, ProgramToken2022:
+	default:
+		errs = append(errs, fmt.Errorf("HOLDERS_PROGRAM: %q is not auto, token or token-2022", c.Program))
+	}
+	if c.DASPageLimit < 1 || c.DASPageLimit > 1000 {
+		errs = append(errs, fmt.Errorf("HOLDERS_DAS_PAGE_LIMIT: %d is outside 1..1000", c.DASPageLimit))
+	}
+	switch c.Commitment {
+	case "processed", "confirmed", "finalized":
+	default:
+		errs = append(errs, fmt.Errorf("HOLDERS_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
+	}
+	if c.ProgressInterval <= 0 {
+		errs = append(errs, fmt.Errorf("HOLDERS_PROGRESS_INTERVAL: %s is not a positive duration", c.ProgressInterval))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,328 @@
+// Package holders is the holders collector: it enumerates the token
+// accounts of the mint and writes the holders document (contract.md
+// section 4): the number of unique owners whose summed balance is above
+// zero, the token accounts and non-zero accounts seen, the method and the
+// slot.
+//
+// getProgramAccounts answers are streamed through a hand-written
+// incremental JSON decoder (DecodeProgramAccounts) into a compact owner
+// set (Count): the response is never held, and memory stays bounded at a
+// million accounts and more. Nodes that refuse getProgramAccounts are
+// served by the paginated Helius DAS method getTokenAccounts
+// (HOLDERS_METHOD=das). A node that cannot enumerate, a broken or
+// truncated stream, or an RPC error is a failed run with its kind and
+// remedy in the status record, never a count; the last good document
+// stays in the store.
+package holders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// Collector enumerates the holders of one token on its interval.
+type Collector struct {
+	runner  *collector.Runner
+	rpc     *rpcClient
+	secret  config.Secret
+	mint    string
+	method  string
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+
+	mu      sync.Mutex
+	program string // resolved token program id, once known
+}
+
+// New builds the holders collector of token from the common config
+// (HOLDERS_RPC_URL through HoldersRPC, HOLDERS_METHOD, the holders
+// timings), its own cfg and deps. deps.Store is required.
+func New(common config.Common, token config.Token, cfg Config, deps collector.Deps) (*Collector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if common.HoldersMethod != contract.HoldersMethodGPA && common.HoldersMethod != contract.HoldersMethodDAS {
+		return nil, fmt.Errorf("HOLDERS_METHOD: %q is not %s or %s", common.HoldersMethod, contract.HoldersMethodGPA, contract.HoldersMethodDAS)
+	}
+	if err := config.CheckAddress(token.Mint); err != nil {
+		return nil, fmt.Errorf("mint: %w", err)
+	}
+	if deps.Store == nil {
+		return nil, errors.New("holders: deps.Store is required")
+	}
+	if deps.Store.Mint() != token.Mint {
+		return nil, fmt.Errorf("holders: the store serves mint %s, the token is %s", deps.Store.Mint(), token.Mint)
+	}
+	timing := common.Timings()[contract.DomainHolders]
+	if err := timing.Validate(); err != nil {
+		return nil, fmt.Errorf("HOLDERS_REFRESH/HOLDERS_STALE_AFTER/HOLDERS_TTL: %w", err)
+	}
+	secret := common.HoldersRPC()
+	if secret.Reveal() == "" {
+		return nil, errors.New("HOLDERS_RPC_URL (or SOLANA_RPC_URL): missing")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("collector", contract.CollectorHolders)
+	hc := deps.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	c := &Collector{
+		rpc:     &rpcClient{url: secret.Reveal(), http: hc, gzip: cfg.Gzip, timeout: cfg.RPCTimeout, metrics: deps.Metrics},
+		secret:  secret,
+		mint:    token.Mint,
+		method:  common.HoldersMethod,
+		cfg:     cfg,
+		log:     log,
+		metrics: newMetrics(deps.Registry),
+	}
+	switch cfg.Program {
+	case ProgramToken:
+		c.program = contract.ProgramIDToken
+	case ProgramToken2022:
+		c.program = contract.ProgramIDToken2022
+	}
+	c.runner = &collector.Runner{
+		Name:      contract.CollectorHolders,
+		Store:     deps.Store,
+		Metrics:   deps.Metrics,
+		Log:       log,
+		Simulated: deps.Simulated,
+		Jobs: []collector.Job{{
+			Domain: contract.DomainHolders, Upstream: contract.UpstreamSolanaRPC, Timing: timing,
+			Poll: c.Enumerate,
+		}},
+	}
+	return c, nil
+}
+
+// Run enumerates at once, then every HOLDERS_REFRESH, until ctx is done.
+func (c *Collector) Run(ctx context.Context) error { return c.runner.Run(ctx) }
+
+// RunOnce enumerates now (with retries), writes the document on success
+// and the status record in every case; it returns the run's error.
+func (c *Collector) RunOnce(ctx context.Context) error {
+	return c.runner.RunOnce(ctx, contract.DomainHolders)
+}
+
+// Runner exposes the collector's runner (its status record).
+func (c *Collector) Runner() *collector.Runner { return c.runner }
+
+// Enumerate counts the holders once and returns the document, or a
+// classified error (*collector.Error) without secrets.
+func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
+	res, err := c.enumerate(ctx)
+	if err != nil {
+		c.metrics.progress.Set(0)
+		if ce := (*collector.Error)(nil); errors.As(err, &ce) {
+			out := *ce
+			out.Message = config.Redact(out.Message, c.secret)
+			out.Remedy = config.Redact(out.Remedy, c.secret)
+			return collector.Result{}, &out
+		}
+		return collector.Result{}, err
+	}
+	return res, nil
+}
+
+func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
+	started := time.Now()
+	count := NewCount()
+	var (
+		doc contract.Holders
+		err error
+	)
+	if c.method == contract.HoldersMethodDAS {
+		doc, err = c.enumerateDAS(ctx, count, started)
+	} else {
+		doc, err = c.enumerateGPA(ctx, count, started)
+	}
+	if err != nil {
+		return collector.Result{}, err
+	}
+	if count.TokenAccounts == 0 {
+		// A token in circulation has at least one account: none at all is
+		// a wrong mint or program, or a node that lost its index, never 0.
+		return collector.Result{}, &collector.Error{Kind: contract.ErrKindInvalid,
+			Message: c.method + ": the RPC node listed no token account of the mint",
+			Remedy:  "check TOKEN_MINT and HOLDERS_PROGRAM (auto reads the mint's program), and that the RPC node indexes token accounts by mint"}
+	}
+	dur := time.Since(started)
+	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = count.Holders(), count.TokenAccounts, count.NonZeroAccounts
+	doc.Method = c.method
+	doc.DurationSeconds = float64(dur.Round(time.Millisecond)) / float64(time.Second)
+	c.metrics.done(doc, dur)
+	c.log.Info("holders counted", "holders", doc.Holders, "token_accounts", doc.TokenAccounts,
+		"non_zero_accounts", doc.NonZeroAccounts, "method", doc.Method, "slot", doc.Slot, "duration", dur.String())
+	src := contract.Source{Name: contract.UpstreamSolanaRPC, Method: c.method, Slot: doc.Slot}
+	if c.method == contract.HoldersMethodGPA {
+		src.Commitment = c.cfg.Commitment
+	}
+	return collector.Result{Doc: doc, Source: src}, nil
+}
+
+// query is one getProgramAccounts query of the enumeration.
+type query struct {
+	program string
+	filters []any
+	// describe is the query in words, for the document.
+	describe string
+}
+
+// gpaConfig is the getProgramAccounts config object.
+type gpaConfig struct {
+	Encoding    string    `json:"encoding"`
+	Commitment  string    `json:"commitment"`
+	DataSlice   dataSlice `json:"dataSlice"`
+	Filters     []any     `json:"filters"`
+	WithContext bool      `json:"withContext"`
+}
+
+type dataSlice struct {
+	Offset int `json:"offset"`
+	Length int `json:"length"`
+}
+
+type dataSizeFilter struct {
+	DataSize int `json:"dataSize"`
+}
+
+type memcmpFilter struct {
+	Memcmp memcmp `json:"memcmp"`
+}
+
+type memcmp struct {
+	Offset int    `json:"offset"`
+	Bytes  string `json:"bytes"`
+}
+
+// queries are the node-indexed queries that together list every token
+// account of mint under program (contract.md section 4, holders rules).
+func queries(program, mint string) []query {
+	byMint := memcmpFilter{memcmp{Offset: 0, Bytes: mint}}
+	qs := []query{{
+		program: program,
+		filters: []any{dataSizeFilter{165}, byMint},
+	}}
+	if program == contract.ProgramIDToken2022 {
+		qs[0].describe = "getProgramAccounts spl-token-2022: dataSize 165, memcmp mint at 0"
+		// "3" is base58 of the byte 2: AccountType::Account at offset 165.
+		qs = append(qs, query{program: program, filters: []any{byMint, memcmpFilter{memcmp{Offset: 165, Bytes: "3"}}},
+			describe: "getProgramAccounts spl-token-2022: memcmp mint at 0, memcmp account type 2 at 165"})
+	} else {
+		qs[0].describe = "getProgramAccounts spl-token: dataSize 165, memcmp mint at 0"
+	}
+	return qs
+}
+
+func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time.Time) (contract.Holders, error) {
+	program, err := c.resolveProgram(ctx)
+	if err != nil {
+		return contract.Holders{}, err
+	}
+	doc := contract.Holders{Queries: []string{}}
+	prog := c.newProgress(started)
+	for _, q := range queries(program, c.mint) {
+		params := []any{q.program, gpaConfig{Encoding: "base64", Commitment: c.cfg.Commitment,
+			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true}}
+		var slot uint64
+		err := c.rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
+			var err error
+			slot, err = DecodeProgramAccounts(r, count, prog.report)
+			return err
+		})
+		if err != nil {
+			return contract.Holders{}, err
+		}
+		if slot != 0 && (doc.Slot == 0 || slot < doc.Slot) {
+			doc.Slot = slot // the oldest slot of the merged queries
+		}
+		doc.Queries = append(doc.Queries, q.describe)
+	}
+	return doc, nil
+}
+
+// RPC method names.
+const (
+	methodGPA         = "getProgramAccounts"
+	methodDAS         = "getTokenAccounts"
+	methodAccountInfo = "getAccountInfo"
+)
+
+// resolveProgram returns the token program of the mint: from
+// HOLDERS_PROGRAM, or from the owner of the mint account (read once).
+func (c *Collector) resolveProgram(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	p := c.program
+	c.mu.Unlock()
+	if p != "" {
+		return p, nil
+	}
+	var resp struct {
+		Result *struct {
+			Value *struct {
+				Owner string `json:"owner"`
+			} `json:"value"`
+		} `json:"result"`
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	params := []any{c.mint, map[string]any{"encoding": "base64", "commitment": c.cfg.Commitment,
+		"dataSlice": dataSlice{0, 0}}}
+	err := c.rpc.call(ctx, methodAccountInfo, params, func(r io.Reader) error {
+		if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&resp); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return fmt.Errorf("%w: %w", errTruncated, err)
+			}
+			var se *json.SyntaxError
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &se) || errors.As(err, &te) {
+				return &SyntaxError{Msg: err.Error()}
+			}
+			return &streamError{err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case resp.Error != nil:
+		return "", classifyRPC(methodAccountInfo, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message})
+	case resp.Result == nil:
+		return "", collector.Errorf(contract.ErrKindInvalid, false, "getAccountInfo: a response without result")
+	case resp.Result.Value == nil:
+		return "", &collector.Error{Kind: contract.ErrKindConfig,
+			Message: "getAccountInfo: the mint account " + c.mint + " does not exist on the RPC node's ledger",
+			Remedy:  "check TOKEN_MINT and that HOLDERS_RPC_URL serves the cluster of the token"}
+	}
+	switch p = resp.Result.Value.Owner; p {
+	case contract.ProgramIDToken, contract.ProgramIDToken2022:
+	default:
+		return "", &collector.Error{Kind: contract.ErrKindConfig,
+			Message: fmt.Sprintf("getAccountInfo: the mint account is owned by %.44q, not a token program", p),
+			Remedy:  "check TOKEN_MINT: it must be the token's mint address"}
+	}
+	c.mu.Lock()
+	c.program = p
+	c.mu.Unlock()
+	c.log.Info("token program detected", "program", p)
+	return p, nil
+}

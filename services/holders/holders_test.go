@@ -1,0 +1,605 @@
+package holders_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mr-tron/base58"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/redistest"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// key returns a deterministic valid address for name.
+func key(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return base58.Encode(h[:])
+}
+
+// apiKey stands for the secret an RPC URL carries.
+const apiKey = "SECRET-api-key-123"
+
+var (
+	classicMint = key("holders classic mint")
+	t22Mint     = key("holders t22 mint")
+)
+
+func classicToken(n int) solanasim.Token {
+	return solanasim.Token{Mint: classicMint, Program: solanasim.ProgramToken, Decimals: 9,
+		Supply:  999_999_999_123_456_789,
+		Holders: solanasim.Holders{Accounts: n, Seed: 7, MultiAccountShare: 0.3, ZeroShare: 0.1}}
+}
+
+func t22Token(n int) solanasim.Token {
+	return solanasim.Token{Mint: t22Mint, Program: solanasim.ProgramToken2022, Decimals: 6,
+		Supply: 5_000_000_000_000_000,
+		Holders: solanasim.Holders{Accounts: n, Seed: 9, MultiAccountShare: 0.5, AccountsPerOwner: 4,
+			ZeroShare: 0.2, ExtendedShare: 0.6}}
+}
+
+// sim starts a simulator with the given tokens and returns it and its URL
+// (with an API key in the query, as providers do).
+func sim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
+	t.Helper()
+	s := solanasim.New()
+	for _, tok := range tokens {
+		if err := s.AddToken(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, url + "/?api-key=" + apiKey
+}
+
+// logBuffer collects log lines (safe for concurrent use).
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type fixture struct {
+	c     *holders.Collector
+	store *store.Store
+	reg   *prometheus.Registry
+	logs  *logBuffer
+}
+
+type setup struct {
+	url, mint, method string
+	cfg               holders.Config
+	backend           store.Backend
+}
+
+func newCollector(t testing.TB, s setup) fixture {
+	t.Helper()
+	if s.method == "" {
+		s.method = contract.HoldersMethodGPA
+	}
+	if s.cfg == (holders.Config{}) {
+		s.cfg = holders.DefaultConfig()
+	}
+	if s.backend == nil {
+		mem := store.NewMemory()
+		t.Cleanup(func() { _ = mem.Close() })
+		s.backend = mem
+	}
+	common := config.Common{SolanaRPCURL: config.Secret(s.url), HoldersMethod: s.method}
+	st := store.New(s.backend, s.mint)
+	reg := prometheus.NewRegistry()
+	logs := &logBuffer{}
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := holders.New(common, config.Token{Mint: s.mint}, s.cfg, collector.Deps{
+		Store: st, Metrics: collector.NewMetrics(reg), Registry: reg,
+		Log:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		HTTPClient: &http.Client{Transport: tr},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fastRetries(c)
+	return fixture{c: c, store: st, reg: reg, logs: logs}
+}
+
+// fastRetries keeps the runner's retry policy but with millisecond waits.
+func fastRetries(c *holders.Collector) {
+	c.Runner().Backoff = collector.Backoff{Attempts: 3, Base: time.Millisecond, Max: 5 * time.Millisecond}
+}
+
+func readHolders(t testing.TB, st *store.Store) (contract.Holders, store.Document) {
+	t.Helper()
+	doc, err := st.Read(context.Background(), contract.DomainHolders)
+	if err != nil {
+		t.Fatalf("read holders: %v", err)
+	}
+	var h contract.Holders
+	if err := doc.Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h, doc
+}
+
+func checkTruth(t *testing.T, s *solanasim.Server, mint string, h contract.Holders) {
+	t.Helper()
+	truth, ok := s.Truth(mint)
+	if !ok {
+		t.Fatal("no truth")
+	}
+	if h.Holders != uint64(truth.Holders) || h.TokenAccounts != uint64(truth.TokenAccounts) ||
+		h.NonZeroAccounts != uint64(truth.NonZeroAccounts) {
+		t.Errorf("holders %d accounts %d non-zero %d; truth holders %d accounts %d non-zero %d",
+			h.Holders, h.TokenAccounts, h.NonZeroAccounts, truth.Holders, truth.TokenAccounts, truth.NonZeroAccounts)
+	}
+}
+
+func TestGroundTruth(t *testing.T) {
+	const n = 20_000
+	s, url := sim(t, classicToken(n), t22Token(n))
+	truth22, _ := s.Truth(t22Mint)
+	if truth22.Accounts165 == 0 || truth22.Accounts170 == 0 {
+		t.Fatalf("the Token-2022 fixture must mix 165- and 170-byte accounts: %+v", truth22)
+	}
+	truthC, _ := s.Truth(classicMint)
+	if truthC.Holders >= truthC.Owners || truthC.NonZeroAccounts == truthC.TokenAccounts {
+		t.Fatalf("the fixture must have zero balances and owners of several accounts: %+v", truthC)
+	}
+	tests := []struct {
+		name, mint, method, program string
+		gzip                        bool
+		pageLimit                   int
+	}{
+		{"token/gzip/auto", classicMint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
+		{"token/identity/explicit", classicMint, contract.HoldersMethodGPA, holders.ProgramToken, false, 0},
+		{"token-2022/gzip/auto", t22Mint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
+		{"token-2022/identity/explicit", t22Mint, contract.HoldersMethodGPA, holders.ProgramToken2022, false, 0},
+		{"token/das", classicMint, contract.HoldersMethodDAS, holders.ProgramAuto, true, 1000},
+		{"token-2022/das/small-pages", t22Mint, contract.HoldersMethodDAS, holders.ProgramAuto, false, 333},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := holders.DefaultConfig()
+			cfg.Gzip, cfg.Program = tt.gzip, tt.program
+			if tt.pageLimit > 0 {
+				cfg.DASPageLimit = tt.pageLimit
+			}
+			f := newCollector(t, setup{url: url, mint: tt.mint, method: tt.method, cfg: cfg})
+			if err := f.c.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			h, doc := readHolders(t, f.store)
+			checkTruth(t, s, tt.mint, h)
+			if h.Method != tt.method || doc.Source.Method != tt.method || doc.Source.Name != contract.UpstreamSolanaRPC || h.Slot == 0 {
+				t.Errorf("method %q source %+v slot %d", h.Method, doc.Source, h.Slot)
+			}
+			wantQueries := 1
+			if tt.mint == t22Mint && tt.method == contract.HoldersMethodGPA {
+				wantQueries = 2
+			}
+			if len(h.Queries) != wantQueries {
+				t.Errorf("queries = %q, want %d", h.Queries, wantQueries)
+			}
+			if got := testutil.ToFloat64(gauge(t, f.reg, "tokendata_holders_last_enumeration_accounts")); got != float64(h.TokenAccounts) {
+				t.Errorf("last enumeration accounts gauge = %v", got)
+			}
+		})
+	}
+}
+
+// gauge finds a registered gauge by name.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	return collectorFunc(func(ch chan<- prometheus.Metric) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				for _, m := range mf.GetMetric() {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, "h", nil, nil), prometheus.GaugeValue, m.GetGauge().GetValue())
+				}
+			}
+		}
+	})
+}
+
+type collectorFunc func(chan<- prometheus.Metric)
+
+func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+func TestDASPagination(t *testing.T) {
+	s, url := sim(t, t22Token(1000))
+	cfg := holders.DefaultConfig()
+	cfg.DASPageLimit = 7
+	f := newCollector(t, setup{url: url, mint: t22Mint, method: contract.HoldersMethodDAS, cfg: cfg})
+	if err := f.c.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := readHolders(t, f.store)
+	checkTruth(t, s, t22Mint, h)
+	// ceil(1000/7) = 143 full or partial pages, then the empty page.
+	pages := testutil.ToFloat64(counterOf(t, f.reg, "tokendata_upstream_requests_total", "getTokenAccounts"))
+	if pages != 144 {
+		t.Errorf("getTokenAccounts requests = %v, want 144", pages)
+	}
+}
+
+func counterOf(t *testing.T, reg *prometheus.Registry, name, method string) prometheus.Collector {
+	t.Helper()
+	return collectorFunc(func(ch chan<- prometheus.Metric) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "method" && l.GetValue() == method {
+						sum += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, "h", nil, nil), prometheus.CounterValue, sum)
+	})
+}
+
+// TestFaults runs every fault kind of the simulator against a collector
+// that already wrote a good count: each run fails with the right kind,
+// names no secret, and leaves the good document as it was.
+func TestFaults(t *testing.T) {
+	s, url := sim(t, classicToken(3000), t22Token(3000))
+	tests := []struct {
+		method  string
+		fault   fault.Fault
+		kind    string
+		remedy  string
+		timeout time.Duration
+	}{
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.HTTP403}, contract.ErrKindUnsupported, holders.RemedyGPA, 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.HTTP429}, contract.ErrKindRateLimited, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.HTTP500}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.HTTP503}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.Reset}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.Truncate, AfterBytes: 100_000}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.Truncate, AfterBytes: 10}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.Malformed}, contract.ErrKindInvalid, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.Latency, Delay: 2 * time.Second}, contract.ErrKindUnavailable, "", 200 * time.Millisecond},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.RPCNodeUnhealthy}, contract.ErrKindNodeBehind, "", 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.RPCExcludedIndex}, contract.ErrKindUnsupported, holders.RemedyGPA, 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.RPCMethodNotFound}, contract.ErrKindUnsupported, holders.RemedyGPA, 0},
+		{contract.HoldersMethodGPA, fault.Fault{Kind: fault.RPCInvalidParams}, contract.ErrKindRPC, "", 0},
+		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.RPCMethodNotFound}, contract.ErrKindUnsupported, holders.RemedyDAS, 0},
+		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.HTTP403}, contract.ErrKindUnsupported, holders.RemedyDAS, 0},
+		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.Truncate, AfterBytes: 2000}, contract.ErrKindUnavailable, "", 0},
+		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.Malformed}, contract.ErrKindInvalid, "", 0},
+		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.HTTP429}, contract.ErrKindRateLimited, "", 0},
+	}
+	for _, tt := range tests {
+		for _, mint := range []string{classicMint, t22Mint} {
+			t.Run(tt.method+"/"+string(tt.fault.Kind)+"/"+mint[:4], func(t *testing.T) {
+				cfg := holders.DefaultConfig()
+				cfg.DASPageLimit = 500 // several pages: a fault hits the middle of the enumeration
+				mem := store.NewMemory()
+				defer mem.Close()
+				// A first collector writes a good count; the faulty run
+				// (with its own timeout) shares its store.
+				ctx := context.Background()
+				if err := newCollector(t, setup{url: url, mint: mint, method: tt.method, cfg: cfg, backend: mem}).c.RunOnce(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if tt.timeout > 0 {
+					cfg.RPCTimeout = tt.timeout
+				}
+				f := newCollector(t, setup{url: url, mint: mint, method: tt.method, cfg: cfg, backend: mem})
+				good, goodDoc := readHolders(t, f.store)
+				route := map[string]string{contract.HoldersMethodGPA: "getProgramAccounts", contract.HoldersMethodDAS: "getTokenAccounts"}[tt.method]
+				s.Faults().Inject(route, tt.fault)
+				defer s.Faults().Clear(route)
+
+				err := f.c.RunOnce(ctx)
+				var ce *collector.Error
+				if !errors.As(err, &ce) || ce.Kind != tt.kind {
+					t.Fatalf("err = %v, want kind %s", err, tt.kind)
+				}
+				if !strings.HasPrefix(ce.Remedy, tt.remedy) || (tt.remedy == "") != (ce.Remedy == "") {
+					t.Errorf("remedy = %q, want %q", ce.Remedy, tt.remedy)
+				}
+				st, _ := f.store.ReadStatuses(ctx)
+				run := st[contract.CollectorHolders].Runs[contract.DomainHolders]
+				if run.OK || run.ErrorKind != tt.kind || run.Remedy != ce.Remedy || run.ConsecutiveFailures != 1 {
+					t.Errorf("status run = %+v", run)
+				}
+				for _, text := range []string{run.Error, run.Remedy, f.logs.String()} {
+					if strings.Contains(text, apiKey) || strings.Contains(text, "127.0.0.1") {
+						t.Errorf("a secret leaked: %s", text)
+					}
+				}
+				after, afterDoc := readHolders(t, f.store)
+				if after.Holders != good.Holders || !afterDoc.UpdatedAt.Equal(goodDoc.UpdatedAt) {
+					t.Errorf("the good document changed: %+v", after)
+				}
+			})
+		}
+	}
+}
+
+// TestStreamCutNeverCounts cuts the stream in the middle on every attempt:
+// no document is ever written, the status says why.
+func TestStreamCutNeverCounts(t *testing.T) {
+	s, url := sim(t, t22Token(5000))
+	for _, gz := range []bool{true, false} {
+		cfg := holders.DefaultConfig()
+		cfg.Gzip = gz
+		f := newCollector(t, setup{url: url, mint: t22Mint, cfg: cfg})
+		s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.Truncate, AfterBytes: 300_000})
+		err := f.c.RunOnce(context.Background())
+		s.Faults().Clear("getProgramAccounts")
+		var ce *collector.Error
+		if !errors.As(err, &ce) || !ce.Retry || !strings.Contains(ce.Message, "no partial count") {
+			t.Fatalf("gzip=%v: err = %#v", gz, err)
+		}
+		if _, err := f.store.Read(context.Background(), contract.DomainHolders); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("gzip=%v: a document was written from a cut stream: %v", gz, err)
+		}
+	}
+}
+
+// TestUnsupportedStatusGolden: the node refuses to enumerate; the status
+// record says so plainly, with the remedy and without the URL.
+func TestUnsupportedStatusGolden(t *testing.T) {
+	s, url := sim(t, classicToken(100))
+	s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.RPCExcludedIndex})
+	f := newCollector(t, setup{url: url, mint: classicMint})
+	calls := 0
+	_ = f.c.RunOnce(context.Background())
+	calls = int(testutil.ToFloat64(counterOf(t, f.reg, "tokendata_upstream_requests_total", "getProgramAccounts")))
+	if calls != 1 {
+		t.Errorf("an unsupported enumeration was tried %d times, want once (no retry)", calls)
+	}
+	st, err := f.store.ReadStatuses(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := st[contract.CollectorHolders]
+	run := rec.Runs[contract.DomainHolders]
+	run.StartedAt, run.FinishedAt = time.Time{}, time.Time{}
+	rec.Runs[contract.DomainHolders] = run
+	golden(t, "status_unsupported", rec)
+}
+
+// TestUnindexedQueryRefused sends a query the node cannot serve from its
+// mint index (no mint filter): the simulator refuses it like a real node,
+// and the decoder reports the JSON-RPC error, never a count.
+func TestUnindexedQueryRefused(t *testing.T) {
+	_, url := sim(t, classicToken(100))
+	body := `{"jsonrpc":"2.0","id":1,"method":"getProgramAccounts","params":["` + solanasim.TokenProgramID +
+		`",{"encoding":"base64","dataSlice":{"offset":32,"length":40},"filters":[{"dataSize":165}]}]}`
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	c := holders.NewCount()
+	_, err = holders.DecodeProgramAccounts(resp.Body, c, nil)
+	var re *holders.RPCError
+	if !errors.As(err, &re) || re.Code != -32010 || c.TokenAccounts != 0 {
+		t.Fatalf("err = %v, accounts %d", err, c.TokenAccounts)
+	}
+}
+
+func TestGoldenDocuments(t *testing.T) {
+	s, url := sim(t, classicToken(2000), t22Token(2000))
+	for _, tt := range []struct{ name, mint, method string }{
+		{"holders_token", classicMint, contract.HoldersMethodGPA},
+		{"holders_token2022", t22Mint, contract.HoldersMethodGPA},
+		{"holders_das", t22Mint, contract.HoldersMethodDAS},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newCollector(t, setup{url: url, mint: tt.mint, method: tt.method})
+			if err := f.c.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			h, doc := readHolders(t, f.store)
+			checkTruth(t, s, tt.mint, h)
+			h.DurationSeconds = 0
+			doc.UpdatedAt = time.Time{}
+			doc.TTL = 0
+			golden(t, tt.name, map[string]any{"source": doc.Source, "data": h})
+		})
+	}
+}
+
+// TestRedisStore runs the collector over a real redis-server.
+func TestRedisStore(t *testing.T) {
+	rs := redistest.Start(t)
+	opts, err := store.ParseRedisURL(rs.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := store.NewRedis(opts)
+	t.Cleanup(func() { _ = backend.Close() })
+	s, url := sim(t, t22Token(4000))
+	f := newCollector(t, setup{url: url, mint: t22Mint, backend: backend})
+	if err := f.c.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, doc := readHolders(t, f.store)
+	checkTruth(t, s, t22Mint, h)
+	if ttl := contract.DefaultTimings[contract.DomainHolders].TTL; doc.TTL <= 0 || doc.TTL > ttl {
+		t.Errorf("ttl = %s", doc.TTL)
+	}
+}
+
+// TestProgress: a long enumeration logs its progress and exports it.
+func TestProgress(t *testing.T) {
+	_, url := sim(t, classicToken(50_000))
+	cfg := holders.DefaultConfig()
+	cfg.ProgressInterval = time.Nanosecond
+	f := newCollector(t, setup{url: url, mint: classicMint, cfg: cfg})
+	if err := f.c.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var lines int
+	for _, l := range strings.Split(f.logs.String(), "\n") {
+		if strings.Contains(l, `"msg":"enumerating token accounts"`) {
+			lines++
+			var m struct {
+				Accounts int64 `json:"accounts"`
+				Rate     int64 `json:"accounts_per_second"`
+			}
+			if err := json.Unmarshal([]byte(l), &m); err != nil || m.Accounts <= 0 || m.Rate <= 0 {
+				t.Errorf("progress line %s", l)
+			}
+		}
+	}
+	if lines < 3 { // every 16,384 accounts at most
+		t.Errorf("%d progress lines", lines)
+	}
+	if v := testutil.ToFloat64(gauge(t, f.reg, "tokendata_holders_enumeration_accounts")); v != 0 {
+		t.Errorf("progress gauge after the run = %v, want 0", v)
+	}
+	if v := testutil.ToFloat64(gauge(t, f.reg, "tokendata_holders_enumeration_accounts_per_second")); v <= 0 {
+		t.Errorf("rate gauge = %v", v)
+	}
+}
+
+// TestRunStops: Run polls at once and returns on cancellation.
+func TestRunStops(t *testing.T) {
+	s, url := sim(t, classicToken(500))
+	f := newCollector(t, setup{url: url, mint: classicMint})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.c.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := f.store.Read(ctx, contract.DomainHolders); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no document written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h, _ := readHolders(t, f.store)
+	checkTruth(t, s, classicMint, h)
+}
+
+func TestConfig(t *testing.T) {
+	for name, mut := range map[string]func(*holders.Config){
+		"HOLDERS_RPC_TIMEOUT":       func(c *holders.Config) { c.RPCTimeout = 0 },
+		"HOLDERS_PROGRAM":           func(c *holders.Config) { c.Program = "spl" },
+		"HOLDERS_DAS_PAGE_LIMIT":    func(c *holders.Config) { c.DASPageLimit = 1001 },
+		"HOLDERS_COMMITMENT":        func(c *holders.Config) { c.Commitment = "final" },
+		"HOLDERS_PROGRESS_INTERVAL": func(c *holders.Config) { c.ProgressInterval = -1 },
+	} {
+		c := holders.DefaultConfig()
+		mut(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	t.Setenv("HOLDERS_DAS_PAGE_LIMIT", "250")
+	t.Setenv("HOLDERS_PROGRAM", "token-2022")
+	c, err := holders.LoadConfig()
+	if err != nil || c.DASPageLimit != 250 || c.Program != holders.ProgramToken2022 || c.RPCTimeout != 5*time.Minute {
+		t.Errorf("LoadConfig = %+v, %v", c, err)
+	}
+	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
+		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second}) {
+		t.Errorf("DefaultConfig = %+v", d)
+	}
+	mem := store.NewMemory()
+	defer mem.Close()
+	_, err = holders.New(config.Common{SolanaRPCURL: "http://127.0.0.1:1", HoldersMethod: "scan"},
+		config.Token{Mint: classicMint}, holders.DefaultConfig(), collector.Deps{Store: store.New(mem, classicMint)})
+	if err == nil || !strings.Contains(err.Error(), "HOLDERS_METHOD") {
+		t.Errorf("bad method: %v", err)
+	}
+}
+
+// TestWrongProgramIsNotZero: a mint with no token account under the
+// configured program is an error, never 0 holders.
+func TestWrongProgramIsNotZero(t *testing.T) {
+	_, url := sim(t, t22Token(100))
+	cfg := holders.DefaultConfig()
+	cfg.Program = holders.ProgramToken
+	f := newCollector(t, setup{url: url, mint: t22Mint, cfg: cfg})
+	err := f.c.RunOnce(context.Background())
+	var ce *collector.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.ErrKindInvalid || !strings.Contains(ce.Remedy, "HOLDERS_PROGRAM") {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n%s", name, got)
+	}
+}

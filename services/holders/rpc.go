@@ -1,0 +1,202 @@
+package holders
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// JSON-RPC error codes the collector treats specially.
+const (
+	codeMethodNotFound    = -32601
+	codeInvalidParams     = -32602
+	codeInternal          = -32603
+	codeNodeUnhealthy     = -32005
+	codeExcludedFromIndex = -32010
+	codeMinContextSlot    = -32016
+)
+
+// Remedy is what the status record says when the node cannot enumerate.
+const (
+	RemedyGPA = "use an RPC node that indexes token accounts by mint (secondary indexes), " +
+		"or set HOLDERS_METHOD=das with a Helius DAS endpoint in HOLDERS_RPC_URL"
+	RemedyDAS = "set HOLDERS_RPC_URL to an endpoint that serves the DAS method getTokenAccounts (Helius), " +
+		"or set HOLDERS_METHOD=getProgramAccounts with an RPC node that indexes token accounts by mint"
+)
+
+// rpcClient posts JSON-RPC requests to one endpoint. Its errors never
+// quote the endpoint (it may carry an API key).
+type rpcClient struct {
+	url     string
+	http    *http.Client
+	gzip    bool
+	timeout time.Duration
+	metrics *collector.Metrics
+}
+
+// request is one JSON-RPC call.
+type request struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int    `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// call posts method with params and hands the (decompressed) body to read.
+// HTTP and transport failures, and read's errors, come back classified.
+func (c *rpcClient) call(ctx context.Context, method string, params any, read func(io.Reader) error) (err error) {
+	started := time.Now()
+	defer func() {
+		outcome := "ok"
+		if err != nil {
+			outcome = collector.Classify(err).Kind
+		}
+		c.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, outcome, time.Since(started))
+	}()
+	body, err := json.Marshal(request{JSONRPC: "2.0", ID: 1, Method: method, Params: params})
+	if err != nil {
+		return collector.Errorf(contract.ErrKindInternal, false, "encoding the %s request: %v", method, err)
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return collector.Errorf(contract.ErrKindConfig, false, "HOLDERS_RPC_URL: not a usable URL")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.gzip {
+		// Set by hand, so the transport leaves the body compressed and the
+		// decoder reads it through one gzip reader of bounded memory.
+		req.Header.Set("Accept-Encoding", "gzip")
+	} else {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return transportError(ctx, method, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if e := classifyStatus(method, resp); e != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		return e
+	}
+	var r io.Reader = resp.Body
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return collector.Errorf(contract.ErrKindInvalid, true, "%s: the gzip response ended before its header", method)
+			}
+			return collector.Errorf(contract.ErrKindInvalid, false, "%s: the response is not valid gzip", method)
+		}
+		defer func() { _ = zr.Close() }()
+		r = zr
+	}
+	if err := read(r); err != nil {
+		return classifyRead(ctx, method, err)
+	}
+	return nil
+}
+
+// transportError classifies a failed round trip without quoting it: the
+// error text of net/http carries the URL.
+func transportError(ctx context.Context, method string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return collector.Errorf(contract.ErrKindUnavailable, true, "%s timed out (HOLDERS_RPC_TIMEOUT)", method)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return collector.Errorf(contract.ErrKindUnavailable, true, "%s: the connection to the RPC node failed", method)
+}
+
+// classifyStatus maps an HTTP status. 403 on an enumeration is the way
+// many providers refuse getProgramAccounts of the token programs.
+func classifyStatus(method string, resp *http.Response) *collector.Error {
+	e := collector.ClassifyHTTP("the RPC node", resp)
+	if e == nil {
+		return nil
+	}
+	e.Message = method + ": " + e.Message
+	if resp.StatusCode == http.StatusForbidden && method != "getAccountInfo" {
+		e.Kind = contract.ErrKindUnsupported
+		e.Remedy = remedyFor(method) + "; if the endpoint needs an API key, check it"
+	}
+	return e
+}
+
+func remedyFor(method string) string {
+	if method == methodDAS {
+		return RemedyDAS
+	}
+	return RemedyGPA
+}
+
+// classifyRead maps an error met while reading the body.
+func classifyRead(ctx context.Context, method string, err error) error {
+	var (
+		rpcErr *RPCError
+		synErr *SyntaxError
+		stErr  *streamError
+		ce     *collector.Error
+	)
+	switch {
+	case errors.As(err, &ce):
+		return ce
+	case errors.As(err, &rpcErr):
+		return classifyRPC(method, rpcErr)
+	case errors.Is(err, errTruncated):
+		return collector.Errorf(contract.ErrKindInvalid, true, "%s: %v; no partial count is kept", method, err)
+	case errors.As(err, &synErr):
+		return collector.Errorf(contract.ErrKindInvalid, false, "%s: %v", method, synErr)
+	case errors.As(err, &stErr):
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return collector.Errorf(contract.ErrKindUnavailable, true, "%s timed out while streaming (HOLDERS_RPC_TIMEOUT); no partial count is kept", method)
+		}
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		var gz bool
+		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+			gz = true
+		}
+		if gz {
+			return collector.Errorf(contract.ErrKindInvalid, true, "%s: the gzip stream is corrupt; no partial count is kept", method)
+		}
+		return collector.Errorf(contract.ErrKindUnavailable, true, "%s: the stream broke before its end; no partial count is kept", method)
+	}
+	return collector.Errorf(contract.ErrKindInvalid, false, "%s: unreadable response", method)
+}
+
+// classifyRPC maps a JSON-RPC error object. The message comes from the
+// node; it is kept short and never holds our URL.
+func classifyRPC(method string, e *RPCError) *collector.Error {
+	msg := fmt.Sprintf("%s: the RPC node answered error %d: %s", method, e.Code, e.Message)
+	switch e.Code {
+	case codeExcludedFromIndex, codeMethodNotFound:
+		return &collector.Error{Kind: contract.ErrKindUnsupported, Message: msg + " (it cannot enumerate the token's accounts)",
+			Remedy: remedyFor(method)}
+	case codeNodeUnhealthy:
+		return &collector.Error{Kind: contract.ErrKindNodeBehind, Message: msg, Retry: true}
+	case codeInternal, codeMinContextSlot, -32004, -32014:
+		return &collector.Error{Kind: contract.ErrKindRPC, Message: msg, Retry: true}
+	case 429:
+		return &collector.Error{Kind: contract.ErrKindRateLimited, Message: msg, Retry: true}
+	case 403:
+		return &collector.Error{Kind: contract.ErrKindUnsupported, Message: msg, Remedy: remedyFor(method)}
+	}
+	return &collector.Error{Kind: contract.ErrKindRPC, Message: msg}
+}

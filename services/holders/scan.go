@@ -1,0 +1,557 @@
+package holders
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanBufSize is the scanner's window over the stream. A string the
+// decoder keeps (a key, an account's data, an error message) must fit in
+// it; strings it skips may be of any length.
+const scanBufSize = 64 << 10
+
+// maxDepth bounds the nesting of skipped values.
+const maxDepth = 64
+
+// errTruncated is returned when the stream ends before the JSON value does.
+var errTruncated = errors.New("the response ended before its JSON was complete")
+
+// SyntaxError is an invalid JSON byte (or a JSON value of the wrong shape)
+// at Offset of the decompressed stream.
+type SyntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
+}
+
+// streamError is a failure to read the stream itself (connection reset,
+// gzip corruption, context cancelled): the decoder never saw the end.
+type streamError struct{ err error }
+
+func (e *streamError) Error() string { return "reading the response failed: " + e.err.Error() }
+func (e *streamError) Unwrap() error { return e.err }
+
+// scanner is an incremental JSON tokenizer over an io.Reader with a fixed
+// window: it never holds more than scanBufSize bytes of the stream, and
+// allocates nothing per value on the paths the decoder uses.
+type scanner struct {
+	r       io.Reader
+	buf     []byte
+	pos     int   // next unread byte
+	end     int   // end of valid data
+	off     int64 // stream offset of buf[0]
+	err     error // sticky read error (io.EOF at the end)
+	scratch []byte
+	keyBuf  []byte
+}
+
+func newScanner(r io.Reader) *scanner {
+	return &scanner{r: r, buf: make([]byte, scanBufSize), scratch: make([]byte, 0, 256)}
+}
+
+// more moves the unread bytes to the front of the window and reads more.
+// It reports whether at least one new byte arrived.
+func (s *scanner) more() bool {
+	if s.err != nil {
+		return false
+	}
+	if s.pos > 0 {
+		n := copy(s.buf, s.buf[s.pos:s.end])
+		s.off += int64(s.pos)
+		s.end, s.pos = n, 0
+	}
+	if s.end == len(s.buf) {
+		s.err = &SyntaxError{Offset: s.off, Msg: fmt.Sprintf("a value the decoder keeps is longer than %d bytes", len(s.buf))}
+		return false
+	}
+	for range 100 {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.err = err
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	s.err = io.ErrNoProgress
+	return false
+}
+
+// fail returns the error for a stream that stopped where a byte was needed.
+func (s *scanner) fail() error {
+	var se *SyntaxError
+	switch {
+	case errors.As(s.err, &se):
+		return s.err
+	case s.err == nil || errors.Is(s.err, io.EOF):
+		return fmt.Errorf("%w (after %d bytes)", errTruncated, s.off+int64(s.end))
+	}
+	return &streamError{err: s.err}
+}
+
+func (s *scanner) syntax(format string, a ...any) error {
+	return &SyntaxError{Offset: s.off + int64(s.pos), Msg: fmt.Sprintf(format, a...)}
+}
+
+// peek skips whitespace and returns the next byte without consuming it.
+func (s *scanner) peek() (byte, error) {
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return c, nil
+			}
+			s.pos++
+		}
+		if !s.more() {
+			return 0, s.fail()
+		}
+	}
+}
+
+// expect consumes c (after whitespace) or fails.
+func (s *scanner) expect(c byte) error {
+	got, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return s.syntax("want %q, found %q", c, got)
+	}
+	s.pos++
+	return nil
+}
+
+// atEOF reports whether only whitespace remains.
+func (s *scanner) atEOF() error {
+	c, err := s.peek()
+	if err == nil {
+		return s.syntax("unexpected %q after the end of the response", c)
+	}
+	if errors.Is(err, errTruncated) {
+		return nil
+	}
+	return err
+}
+
+// next consumes a ',' (true) or the closing byte close (false).
+func (s *scanner) next(close byte) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case ',':
+		s.pos++
+		return true, nil
+	case close:
+		s.pos++
+		return false, nil
+	}
+	return false, s.syntax("want ',' or %q, found %q", close, c)
+}
+
+// open consumes open ('{' or '[') and reports whether the container has a
+// first element (false: it was empty and is consumed).
+func (s *scanner) open(open, close byte) (bool, error) {
+	if err := s.expect(open); err != nil {
+		return false, err
+	}
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	if c == close {
+		s.pos++
+		return false, nil
+	}
+	return true, nil
+}
+
+// key reads an object key and its ':'. The slice is valid until the next
+// call on the scanner.
+func (s *scanner) key() ([]byte, error) {
+	k, err := s.str()
+	if err != nil {
+		return nil, err
+	}
+	if s.pos < s.end && s.buf[s.pos] == ':' {
+		s.pos++
+		return k, nil
+	}
+	// Reading on may move the window under k: keep a copy.
+	s.keyBuf = append(s.keyBuf[:0], k...)
+	if err := s.expect(':'); err != nil {
+		return nil, err
+	}
+	return s.keyBuf, nil
+}
+
+// str reads a string value whole into the window (unescaped when it has
+// escapes). The slice is valid until the next call on the scanner.
+func (s *scanner) str() ([]byte, error) {
+	if err := s.expect('"'); err != nil {
+		return nil, err
+	}
+	k := 0 // bytes of the string seen so far, from s.pos
+	for {
+		i := bytes.IndexByte(s.buf[s.pos+k:s.end], '"')
+		if i >= 0 {
+			raw := s.buf[s.pos : s.pos+k+i]
+			if bytes.IndexByte(raw, '\\') < 0 {
+				if hasControl(raw) {
+					return nil, s.syntax("control character in a string")
+				}
+				s.pos += k + i + 1
+				return raw, nil
+			}
+			// An escaped quote may end the span early: unescape, which
+			// also finds the real end.
+			return s.unescape()
+		}
+		k = s.end - s.pos
+		if !s.more() {
+			return nil, s.fail()
+		}
+	}
+}
+
+// unescape decodes the string starting at s.pos (after its quote) into
+// scratch, reading more as needed.
+func (s *scanner) unescape() ([]byte, error) {
+	out := s.scratch[:0]
+	for {
+		if s.pos >= s.end && !s.more() {
+			return nil, s.fail()
+		}
+		c := s.buf[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			s.scratch = out
+			return out, nil
+		case c < 0x20:
+			return nil, s.syntax("control character in a string")
+		case c != '\\':
+			out = append(out, c)
+			s.pos++
+			if len(out) > scanBufSize {
+				return nil, s.syntax("a value the decoder keeps is longer than %d bytes", scanBufSize)
+			}
+			continue
+		}
+		if err := s.need(2); err != nil {
+			return nil, err
+		}
+		e := s.buf[s.pos+1]
+		s.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, err := s.hex4()
+			if err != nil {
+				return nil, err
+			}
+			if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
+				if s.need(6) == nil && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+					s.pos += 2
+					r2, err := s.hex4()
+					if err != nil {
+						return nil, err
+					}
+					r = utf16.DecodeRune(r, r2)
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return nil, s.syntax("invalid escape \\%c", e)
+		}
+	}
+}
+
+// need makes sure n bytes are in the window from s.pos.
+func (s *scanner) need(n int) error {
+	for s.end-s.pos < n {
+		if !s.more() {
+			return s.fail()
+		}
+	}
+	return nil
+}
+
+func (s *scanner) hex4() (rune, error) {
+	if err := s.need(4); err != nil {
+		return 0, err
+	}
+	var r rune
+	for _, c := range s.buf[s.pos : s.pos+4] {
+		var v byte
+		switch {
+		case c >= '0' && c <= '9':
+			v = c - '0'
+		case c >= 'a' && c <= 'f':
+			v = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			return 0, s.syntax("invalid \\u escape")
+		}
+		r = r<<4 | rune(v)
+	}
+	s.pos += 4
+	return r, nil
+}
+
+// skipString consumes a string of any length without keeping it.
+func (s *scanner) skipString() error {
+	if err := s.expect('"'); err != nil {
+		return err
+	}
+	for {
+		win := s.buf[s.pos:s.end]
+		q := bytes.IndexByte(win, '"')
+		var b int
+		if q >= 0 {
+			b = bytes.IndexByte(win[:q], '\\')
+		} else {
+			b = bytes.IndexByte(win, '\\')
+		}
+		span := q
+		if b >= 0 && (q < 0 || b < q) {
+			span = b
+		} else if q < 0 {
+			span = len(win)
+		}
+		if hasControl(win[:span]) {
+			return s.syntax("control character in a string")
+		}
+		switch {
+		case q >= 0 && (b < 0 || q < b):
+			s.pos += q + 1
+			return nil
+		case b >= 0:
+			s.pos += b
+			if err := s.need(2); err != nil {
+				return err
+			}
+			switch s.buf[s.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.pos += 2
+			case 'u':
+				s.pos += 2
+				if _, err := s.hex4(); err != nil {
+					return err
+				}
+			default:
+				return s.syntax("invalid escape \\%c", s.buf[s.pos+1])
+			}
+		default:
+			s.pos = s.end
+			if !s.more() {
+				return s.fail()
+			}
+		}
+	}
+}
+
+// uint reads a JSON number that must be a non-negative integer of u64.
+func (s *scanner) uint() (uint64, error) {
+	if _, err := s.peek(); err != nil {
+		return 0, err
+	}
+	var v uint64
+	digits := 0
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			if c < '0' || c > '9' {
+				return s.endUint(v, digits, c)
+			}
+			if digits == 1 && v == 0 {
+				return 0, s.syntax("number with a leading zero")
+			}
+			d := uint64(c - '0')
+			if v > (^uint64(0)-d)/10 {
+				return 0, s.syntax("integer above 2^64-1")
+			}
+			v = v*10 + d
+			digits++
+			s.pos++
+		}
+		if !s.more() {
+			if digits > 0 && errors.Is(s.err, io.EOF) {
+				return v, nil // the caller finds the truncation next
+			}
+			return 0, s.fail()
+		}
+	}
+}
+
+func (s *scanner) endUint(v uint64, digits int, c byte) (uint64, error) {
+	switch {
+	case digits == 0:
+		return 0, s.syntax("want a non-negative integer, found %q", c)
+	case c == '.' || c == 'e' || c == 'E':
+		return 0, s.syntax("want an integer, found a fraction or exponent")
+	}
+	return v, nil
+}
+
+// int reads a JSON integer of i64 range (JSON-RPC error codes).
+func (s *scanner) int() (int64, error) {
+	c, err := s.peek()
+	if err != nil {
+		return 0, err
+	}
+	neg := c == '-'
+	if neg {
+		s.pos++
+	}
+	u, err := s.uint()
+	if err != nil {
+		return 0, err
+	}
+	if u > 1<<62 {
+		return 0, s.syntax("integer out of range")
+	}
+	if neg {
+		return -int64(u), nil
+	}
+	return int64(u), nil
+}
+
+// skipNumber consumes a JSON number, checking its grammar.
+func (s *scanner) skipNumber() error {
+	// states: 0 start, 1 after '-', 2 int digits (leading 0 -> 3),
+	// 4 after '.', 5 frac digits, 6 after e, 7 after e sign, 8 exp digits.
+	state := 0
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			isDigit := c >= '0' && c <= '9'
+			switch {
+			case state == 0 && c == '-':
+				state = 1
+			case (state == 0 || state == 1) && c == '0':
+				state = 3
+			case (state == 0 || state == 1 || state == 2) && isDigit:
+				state = 2
+			case (state == 2 || state == 3) && c == '.':
+				state = 4
+			case (state == 4 || state == 5) && isDigit:
+				state = 5
+			case (state == 2 || state == 3 || state == 5) && (c == 'e' || c == 'E'):
+				state = 6
+			case state == 6 && (c == '+' || c == '-'):
+				state = 7
+			case (state == 6 || state == 7 || state == 8) && isDigit:
+				state = 8
+			default:
+				if state == 2 || state == 3 || state == 5 || state == 8 {
+					return nil
+				}
+				return s.syntax("invalid number")
+			}
+			s.pos++
+		}
+		if !s.more() {
+			if (state == 2 || state == 3 || state == 5 || state == 8) && errors.Is(s.err, io.EOF) {
+				return nil
+			}
+			return s.fail()
+		}
+	}
+}
+
+// literal consumes true, false or null.
+func (s *scanner) literal(word string) error {
+	if err := s.need(len(word)); err != nil {
+		return err
+	}
+	if string(s.buf[s.pos:s.pos+len(word)]) != word {
+		return s.syntax("invalid literal")
+	}
+	s.pos += len(word)
+	return nil
+}
+
+// skip consumes any JSON value, checking its grammar.
+func (s *scanner) skip() error { return s.skipDepth(0) }
+
+func (s *scanner) skipDepth(depth int) error {
+	if depth > maxDepth {
+		return s.syntax("nesting deeper than %d", maxDepth)
+	}
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '"':
+		return s.skipString()
+	case c == '{':
+		more, err := s.open('{', '}')
+		for more && err == nil {
+			if err = s.skipString(); err != nil {
+				return err
+			}
+			if err = s.expect(':'); err != nil {
+				return err
+			}
+			if err = s.skipDepth(depth + 1); err != nil {
+				return err
+			}
+			more, err = s.next('}')
+		}
+		return err
+	case c == '[':
+		more, err := s.open('[', ']')
+		for more && err == nil {
+			if err = s.skipDepth(depth + 1); err != nil {
+				return err
+			}
+			more, err = s.next(']')
+		}
+		return err
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.skipNumber()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return s.syntax("unexpected %q", c)
+}
+
+// hasControl reports a byte below 0x20, which JSON strings may not hold.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
