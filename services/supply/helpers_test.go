@@ -1,0 +1,247 @@
+package supply
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mr-tron/base58"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// secretKey is the fake API key of every test RPC URL: it must never
+// appear in a status record, a log line or an error message.
+const secretKey = "SECRET-k3y-0f-the-rpc"
+
+// key returns a deterministic valid address for name.
+func key(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return base58.Encode(h[:])
+}
+
+var authority = key("authority")
+
+// startSim runs the simulator with tokens and returns it and its URL with
+// a fake API key in the query string.
+func startSim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
+	t.Helper()
+	s := solanasim.New()
+	for _, tok := range tokens {
+		if err := s.AddToken(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url, err := s.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, url + "/?api-key=" + secretKey
+}
+
+// lockedBuffer collects log lines written from any goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// fixture is a collector on a simulator, with what the tests inspect.
+type fixture struct {
+	c       *Collector
+	sim     *solanasim.Server
+	store   *store.Store
+	logs    *lockedBuffer
+	reg     *prometheus.Registry
+	rpcURL  string
+	mint    string
+	backend store.Backend
+}
+
+type fixtureOpts struct {
+	cfg     *Config
+	refresh time.Duration
+	backend store.Backend
+	token   *config.Token
+}
+
+// testCommon is the common configuration of the tests: the simulator's
+// URL and short refreshes (retries are capped at half a refresh).
+func testCommon(rpcURL string, refresh time.Duration) config.Common {
+	dt := config.DomainTiming{Refresh: refresh, StaleAfter: 5 * refresh, TTL: time.Hour}
+	return config.Common{SolanaRPCURL: config.Secret(rpcURL), Supply: dt, Metadata: dt}
+}
+
+func testConfig() Config {
+	return Config{Commitment: CommitmentFinalized, RPCTimeout: 2 * time.Second, RetryAttempts: 2, RetryBase: 5 * time.Millisecond}
+}
+
+// officialToken is the token file of a simulated token.
+func officialToken(mint string) config.Token {
+	return config.Token{Mint: mint, Name: "Demo Token", Symbol: "DEMO", MaxSupply: config.DefaultMaxSupply}
+}
+
+// newFixture starts the simulator with tok and a collector of it.
+func newFixture(t testing.TB, tok solanasim.Token, o fixtureOpts) *fixture {
+	t.Helper()
+	sim, url := startSim(t, tok)
+	return newFixtureOn(t, sim, url, tok.Mint, o)
+}
+
+func newFixtureOn(t testing.TB, sim *solanasim.Server, url, mint string, o fixtureOpts) *fixture {
+	t.Helper()
+	cfg := testConfig()
+	if o.cfg != nil {
+		cfg = *o.cfg
+	}
+	if o.refresh == 0 {
+		o.refresh = 200 * time.Millisecond
+	}
+	if o.backend == nil {
+		o.backend = store.NewMemory()
+	}
+	token := officialToken(mint)
+	if o.token != nil {
+		token = *o.token
+	}
+	f := &fixture{sim: sim, logs: &lockedBuffer{}, reg: prometheus.NewRegistry(), rpcURL: url, mint: mint, backend: o.backend}
+	f.store = store.New(o.backend, mint)
+	log := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c, err := New(testCommon(url, o.refresh), token, cfg, collector.Deps{
+		Store: f.store, Metrics: collector.NewMetrics(f.reg), Registry: f.reg, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c = c
+	t.Cleanup(func() {
+		c.Close()
+		_ = f.store.Close()
+	})
+	return f
+}
+
+// raw returns the stored bytes of domain d (nil when absent).
+func (f *fixture) raw(t testing.TB, d contract.Domain) []byte {
+	t.Helper()
+	vals, err := f.backend.MGet(context.Background(), contract.DocumentKey(f.mint, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vals[0].Found {
+		return nil
+	}
+	return vals[0].Data
+}
+
+// mustRun polls d and fails the test on error.
+func (f *fixture) mustRun(t testing.TB, d contract.Domain) {
+	t.Helper()
+	if err := f.c.RunOnce(context.Background(), d); err != nil {
+		t.Fatalf("RunOnce(%s): %v", d, err)
+	}
+}
+
+// supplyDoc reads the stored supply document.
+func (f *fixture) supplyDoc(t testing.TB) (store.Document, contract.Supply) {
+	t.Helper()
+	doc, err := f.store.Read(context.Background(), contract.DomainSupply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s contract.Supply
+	if err := doc.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return doc, s
+}
+
+// metadataDoc reads the stored metadata document.
+func (f *fixture) metadataDoc(t testing.TB) (store.Document, contract.Metadata) {
+	t.Helper()
+	doc, err := f.store.Read(context.Background(), contract.DomainMetadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m contract.Metadata
+	if err := doc.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return doc, m
+}
+
+// assertNoSecret fails when the RPC URL's key or host shows up in s.
+func (f *fixture) assertNoSecret(t testing.TB, what, s string) {
+	t.Helper()
+	host := strings.TrimPrefix(strings.SplitN(f.rpcURL, "/?", 2)[0], "http://")
+	for _, bad := range []string{secretKey, "api-key", host} {
+		if strings.Contains(s, bad) {
+			t.Errorf("%s quotes %q:\n%s", what, bad, s)
+		}
+	}
+}
+
+// normalized renders an envelope for a golden file: indented, with the
+// volatile updated_at fixed.
+func normalized(t testing.TB, env contract.Envelope) []byte {
+	t.Helper()
+	env.UpdatedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t testing.TB, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

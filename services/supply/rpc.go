@@ -1,0 +1,290 @@
+package supply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// RPC method names, used as metric labels.
+const (
+	methodGetTokenSupply = "getTokenSupply"
+	methodGetAccountInfo = "getAccountInfo"
+)
+
+// maxResponseBytes bounds one RPC answer: a mint or metadata account is a
+// few hundred bytes, so anything near this is not an answer to trust.
+const maxResponseBytes = 4 << 20
+
+// outcomeCanceled labels calls cut short by the collector stopping.
+const outcomeCanceled = "canceled"
+
+// callObs is what the HTTP layer saw of one RPC call: solana-go's errors
+// quote the URL and hide the HTTP status behind a JSON-RPC error when the
+// body parses, so the classification relies on this instead.
+type callObs struct {
+	status       int
+	header       http.Header
+	transportErr bool
+	bodyErr      bool
+	tooLarge     bool
+}
+
+type obsKey struct{}
+
+// observingClient is the HTTP client handed to solana-go: it records the
+// status, headers and body failures of each call in its callObs.
+type observingClient struct{ c *http.Client }
+
+// Do sends req and wraps the body so that read failures are recorded.
+func (o *observingClient) Do(req *http.Request) (*http.Response, error) {
+	obs, _ := req.Context().Value(obsKey{}).(*callObs)
+	resp, err := o.c.Do(req)
+	if obs == nil {
+		return resp, err
+	}
+	if err != nil {
+		obs.transportErr = true
+		return nil, err
+	}
+	obs.status, obs.header = resp.StatusCode, resp.Header
+	resp.Body = &observedBody{rc: resp.Body, obs: obs, left: maxResponseBytes}
+	return resp, nil
+}
+
+// CloseIdleConnections closes the keep-alive connections.
+func (o *observingClient) CloseIdleConnections() { o.c.CloseIdleConnections() }
+
+var errTooLarge = errors.New("response body too large")
+
+// observedBody records read errors other than EOF (a truncated body) and
+// stops reading past a size limit.
+type observedBody struct {
+	rc   io.ReadCloser
+	obs  *callObs
+	left int64
+}
+
+func (b *observedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.obs.tooLarge = true
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.obs.bodyErr = true
+	}
+	return n, err
+}
+
+// Close drains what the JSON decoder left (a trailing newline), so that
+// the connection can be reused, then closes the body.
+func (b *observedBody) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b.rc, 64<<10))
+	return b.rc.Close()
+}
+
+// ledger reads the Solana RPC through solana-go, observing and
+// classifying every call.
+type ledger struct {
+	cl         *rpc.Client
+	http       *observingClient
+	metrics    *collector.Metrics
+	log        *slog.Logger
+	timeout    time.Duration
+	commitment rpc.CommitmentType
+	secret     config.Secret
+}
+
+func newLedger(url config.Secret, base *http.Client, cfg Config, m *collector.Metrics, log *slog.Logger) *ledger {
+	if base == nil {
+		base = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second,
+			ForceAttemptHTTP2:   true,
+		}}
+	}
+	oc := &observingClient{c: base}
+	return &ledger{
+		cl:         rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(url.Reveal(), &jsonrpc.RPCClientOpts{HTTPClient: oc})),
+		http:       oc,
+		metrics:    m,
+		log:        log,
+		timeout:    cfg.RPCTimeout,
+		commitment: rpc.CommitmentType(cfg.Commitment),
+		secret:     url,
+	}
+}
+
+// call runs one RPC call with the per-call timeout, observes it and
+// returns nil, rpc.ErrNotFound (an account that does not exist), the
+// context's error when the collector stops, or a *collector.Error.
+func (l *ledger) call(ctx context.Context, method string, f func(ctx context.Context) error) error {
+	obs := &callObs{}
+	cctx, cancel := context.WithTimeout(context.WithValue(ctx, obsKey{}, obs), l.timeout)
+	defer cancel()
+	start := time.Now()
+	err := f(cctx)
+	dur := time.Since(start)
+	if err == nil || errors.Is(err, rpc.ErrNotFound) {
+		l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, "ok", dur)
+		return err
+	}
+	if ctx.Err() != nil {
+		l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, outcomeCanceled, dur)
+		return ctx.Err()
+	}
+	ce := l.classify(method, err, obs, cctx.Err() != nil)
+	l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, ce.Kind, dur)
+	detail := config.Redact(err.Error(), l.secret)
+	var re *jsonrpc.RPCError
+	if errors.As(err, &re) { // its Error() is a multi-line dump
+		detail = fmt.Sprintf("JSON-RPC error %d: %s", re.Code, config.Redact(re.Message, l.secret))
+	}
+	l.log.Debug("rpc call failed", "method", method, "kind", ce.Kind, "error", detail)
+	return ce
+}
+
+// classify turns a failed call into a collector error whose message is
+// ours (never solana-go's, which quotes the URL).
+func (l *ledger) classify(method string, err error, obs *callObs, timedOut bool) *collector.Error {
+	up := contract.UpstreamSolanaRPC
+	switch {
+	case timedOut || errors.Is(err, context.DeadlineExceeded):
+		e := collector.Errorf(contract.ErrKindUnavailable, true, "%s did not answer %s within %s", up, method, l.timeout)
+		e.Remedy = "check the RPC node, or raise SUPPLY_RPC_TIMEOUT"
+		return e
+	case obs.transportErr:
+		return collector.Errorf(contract.ErrKindUnavailable, true, "connection to %s failed during %s", up, method)
+	case obs.status != 0 && (obs.status < 200 || obs.status > 299):
+		e := collector.ClassifyHTTP(up, &http.Response{StatusCode: obs.status, Header: obs.header})
+		e.Message = method + ": " + e.Message
+		if e.Kind == contract.ErrKindForbidden {
+			e.Remedy = "check the API key or plan of the SOLANA_RPC_URL endpoint"
+		}
+		return e
+	case obs.tooLarge:
+		return collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s with more than %d bytes", up, method, maxResponseBytes)
+	case obs.bodyErr:
+		return collector.Errorf(contract.ErrKindInvalid, true, "the answer of %s to %s was cut off", up, method)
+	}
+	var re *jsonrpc.RPCError
+	if errors.As(err, &re) {
+		return l.classifyRPCError(method, re)
+	}
+	return collector.Errorf(contract.ErrKindInvalid, true, "%s answered %s with a body that is not a valid JSON-RPC response", up, method)
+}
+
+// classifyRPCError maps a JSON-RPC error object. The node's message is
+// kept (redacted and shortened): it says what the operator must fix.
+func (l *ledger) classifyRPCError(method string, re *jsonrpc.RPCError) *collector.Error {
+	msg := config.Redact(re.Message, l.secret)
+	if len(msg) > 160 {
+		msg = msg[:160] + "…"
+	}
+	up := contract.UpstreamSolanaRPC
+	switch re.Code {
+	case -32005:
+		e := collector.Errorf(contract.ErrKindNodeBehind, true, "%s node is unhealthy during %s (%d: %s)", up, method, re.Code, msg)
+		e.Remedy = "wait for the node to catch up, or point SOLANA_RPC_URL at a healthy node"
+		return e
+	case http.StatusTooManyRequests:
+		return collector.Errorf(contract.ErrKindRateLimited, true, "%s rate-limited %s (%d: %s)", up, method, re.Code, msg)
+	case http.StatusUnauthorized, http.StatusForbidden:
+		e := collector.Errorf(contract.ErrKindForbidden, false, "%s refused %s (%d: %s)", up, method, re.Code, msg)
+		e.Remedy = "check the API key or plan of the SOLANA_RPC_URL endpoint"
+		return e
+	case -32601:
+		e := collector.Errorf(contract.ErrKindRPC, false, "%s does not serve %s (%d: %s)", up, method, re.Code, msg)
+		e.Remedy = "point SOLANA_RPC_URL at a node that serves the standard Solana JSON-RPC methods"
+		return e
+	case -32602:
+		e := collector.Errorf(contract.ErrKindRPC, false, "%s rejected the parameters of %s (%d: %s)", up, method, re.Code, msg)
+		e.Remedy = "check the mint address (TOKEN_MINT or the token file) and SUPPLY_COMMITMENT"
+		return e
+	case -32603, -32004, -32014, -32016:
+		// Internal error, block not available, status not available,
+		// minimum context slot not reached: transient on a healthy node.
+		return collector.Errorf(contract.ErrKindRPC, true, "%s failed %s (%d: %s)", up, method, re.Code, msg)
+	}
+	return collector.Errorf(contract.ErrKindRPC, false, "%s failed %s (%d: %s)", up, method, re.Code, msg)
+}
+
+// tokenSupply is the answer of getTokenSupply.
+type tokenSupply struct {
+	Amount   string
+	Decimals uint8
+	Slot     uint64
+}
+
+func (l *ledger) getTokenSupply(ctx context.Context, mint solana.PublicKey) (tokenSupply, error) {
+	var res *rpc.GetTokenSupplyResult
+	err := l.call(ctx, methodGetTokenSupply, func(ctx context.Context) error {
+		var err error
+		res, err = l.cl.GetTokenSupply(ctx, mint, l.commitment)
+		return err
+	})
+	if err != nil {
+		return tokenSupply{}, err
+	}
+	if res == nil || res.Value == nil {
+		return tokenSupply{}, collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s without a value", contract.UpstreamSolanaRPC, methodGetTokenSupply)
+	}
+	return tokenSupply{Amount: res.Value.Amount, Decimals: res.Value.Decimals, Slot: res.Context.Slot}, nil
+}
+
+// account is an account as getAccountInfo returns it (base64).
+type account struct {
+	Owner string
+	Data  []byte
+	Slot  uint64
+}
+
+// getAccount returns the account, or found false when it does not exist.
+func (l *ledger) getAccount(ctx context.Context, addr solana.PublicKey) (acc account, found bool, err error) {
+	var res *rpc.GetAccountInfoResult
+	err = l.call(ctx, methodGetAccountInfo, func(ctx context.Context) error {
+		var err error
+		res, err = l.cl.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{
+			Encoding: solana.EncodingBase64, Commitment: l.commitment,
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, rpc.ErrNotFound):
+		return account{}, false, nil
+	case err != nil:
+		return account{}, false, err
+	}
+	if res.Value.Data == nil {
+		return account{}, false, collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s of %s without data", contract.UpstreamSolanaRPC, methodGetAccountInfo, addr)
+	}
+	return account{Owner: res.Value.Owner.String(), Data: res.Value.Data.GetBinary(), Slot: res.Context.Slot}, true, nil
+}
+
+// close releases idle connections.
+func (l *ledger) close() { l.http.CloseIdleConnections() }
+
+// invalidf is an invalid_response error, not retried: a node that answers
+// nonsense once is likely to answer it again within the same poll.
+func invalidf(format string, a ...any) *collector.Error {
+	return &collector.Error{Kind: contract.ErrKindInvalid, Message: fmt.Sprintf(format, a...)}
+}
