@@ -108,6 +108,26 @@ type DomainTiming struct {
 	TTL        time.Duration `env:"TTL"`
 }
 
+// LogValue is how the effective configuration is logged at start: secrets
+// masked, durations readable, and the effective timing of each domain.
+func (c Common) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("token_config", c.TokenConfig), slog.String("token_mint", c.TokenMint),
+		slog.Any("solana_rpc_url", c.SolanaRPCURL), slog.Any("holders_rpc_url", c.HoldersRPC()),
+		slog.String("holders_method", c.HoldersMethod),
+		slog.String("dexscreener_url", c.DexScreenerURL), slog.String("geckoterminal_url", c.GeckoTerminalURL),
+		slog.Any("redis_url", c.RedisURL), slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
+		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
+		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+	}
+	for _, d := range contract.Domains {
+		t := c.Timings()[d]
+		attrs = append(attrs, slog.Group(string(d), "refresh", t.Refresh.String(),
+			"stale_after", t.StaleAfter.String(), "ttl", t.TTL.String()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
 // Demo reports whether demo mode is on: no token file and no mint set.
 func (c Common) Demo() bool { return c.TokenConfig == "" && c.TokenMint == "" }
 

@@ -101,6 +101,9 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
 	market := s.Dex.LoadScenario(opts.Mint, opts.Seed)
+	// One identity on every upstream: the aggregators name the token as
+	// its on-chain metadata does.
+	s.Dex.Update(opts.Mint, func(m *dexsim.Market) { m.Token.Name, m.Token.Symbol = opts.Name, opts.Symbol })
 	s.OfficialPairs = market.OfficialPairs()
 	var err error
 	if s.RPCURL, err = s.RPC.Start(ctx); err != nil {

@@ -1,42 +1,45 @@
-// Command standalone is the standalone service of tokendata (thin until its issue lands:
-// it serves the ops port only).
+// Command standalone runs the collectors and the edge in one process:
+//
+//	standalone            serve (demo mode without TOKEN_CONFIG/TOKEN_MINT)
+//	standalone simulate   run only the upstream simulator and print its URLs
 package main
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"os"
 
+	"github.com/tokendata/tokendata/services/standalone"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
-	"github.com/tokendata/tokendata/shared/ops"
 )
 
 func main() {
-	log := logging.New(os.Stdout, "standalone", slog.LevelInfo)
 	ctx, stop := lifecycle.SignalContext(context.Background())
 	defer stop()
-	if err := run(ctx, log); err != nil {
-		log.Error("exit", "err", err.Error())
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "standalone:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, log *slog.Logger) error {
-	cfg, err := config.LoadCommon()
+func run(ctx context.Context, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	common, err := config.LoadCommon()
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	logging.Start(log, cfg)
-	reg := ops.NewRegistry("standalone")
-	var ready ops.Readiness
-	ready.Set(true)
-	opsSrv := &lifecycle.Server{
-		Name: "ops", Srv: &http.Server{Addr: cfg.OpsAddr, Handler: ops.Handler(reg, ready.Ready), ReadHeaderTimeout: 5e9},
-		BeforeDrain: func() { ready.Set(false) }, Drain: cfg.DrainDelay, Timeout: cfg.ShutdownTimeout, Log: log,
+	level, _ := config.ParseLevel(common.LogLevel)
+	log := logging.New(os.Stdout, "standalone", level)
+	switch cmd {
+	case "serve":
+		return standalone.Run(ctx, standalone.Options{Common: common, Log: log, Banner: os.Stderr})
+	case "simulate":
+		return standalone.Simulate(ctx, common, os.Stdout)
 	}
-	return lifecycle.Run(ctx, opsSrv.Run)
+	return standalone.ErrUsage
 }

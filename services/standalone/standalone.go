@@ -1,0 +1,215 @@
+// Package standalone runs the whole service in one process: the supply,
+// market and holders collectors and the edge, over one store (in memory
+// unless REDIS_URL is set), with one ops listener. It composes the very
+// packages the separate services run; it copies none of their code.
+//
+// With no token configured it runs in demo mode: the built-in simulator is
+// every upstream (Solana RPC, DexScreener, GeckoTerminal), which it says in
+// its first log line and in /api/status.
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/tokendata/tokendata/services/edge"
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/market"
+	"github.com/tokendata/tokendata/services/supply"
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/lifecycle"
+	"github.com/tokendata/tokendata/shared/logging"
+	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/simulator"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// Options are what Run needs besides the environment.
+type Options struct {
+	// Common is the shared configuration (config.LoadCommon).
+	Common config.Common
+	// Log is the process logger.
+	Log *slog.Logger
+	// Banner receives the human-readable "where to look" lines; nil: none.
+	Banner io.Writer
+	// APIListener and OpsListener, when set, replace HTTP_ADDR and
+	// OPS_ADDR (tests listen on free ports).
+	APIListener, OpsListener net.Listener
+	// Sim tunes the demo simulator; zero values take the demo defaults.
+	Sim simulator.Options
+	// Started, when set, is called once everything is built and serving,
+	// with the effective URLs of the simulator in demo mode.
+	Started func(Info)
+}
+
+// Info describes a started standalone process.
+type Info struct {
+	Demo  bool
+	Mint  string
+	API   string
+	Ops   string
+	Sim   *simulator.Sim
+	Store *store.Store
+}
+
+// DemoSim are the demo defaults: a Token-2022 token with 5,000 token
+// accounts whose price drifts every 15 s and whose supply grows every
+// minute, so a newcomer sees the numbers move.
+var DemoSim = simulator.Options{Seed: 1, Accounts: 5000, PriceEvery: 15 * time.Second, SupplyEvery: time.Minute}
+
+// Run builds everything and serves until ctx is done.
+func Run(ctx context.Context, o Options) error {
+	common, log := o.Common, o.Log
+	token, demo, err := config.ResolveToken(common, true)
+	if err != nil {
+		return err
+	}
+	var sim *simulator.Sim
+	if demo {
+		// The first line says it: nothing served here is real.
+		log.Warn("DEMO MODE: serving a simulated token from the built-in simulator; " +
+			"set TOKEN_CONFIG or TOKEN_MINT to serve a real token")
+		so := o.Sim
+		if so == (simulator.Options{}) {
+			so = DemoSim
+		}
+		so.Mint = token.Mint
+		if sim, err = simulator.Start(ctx, so); err != nil {
+			return fmt.Errorf("demo simulator: %w", err)
+		}
+		defer sim.Close()
+		common.SolanaRPCURL = config.Secret(sim.RPCURL)
+		common.HoldersRPCURL = ""
+		common.DexScreenerURL, common.GeckoTerminalURL = sim.DexScreenerURL, sim.GeckoTerminalURL
+		for _, p := range sim.OfficialPairs {
+			token.OfficialPairs = append(token.OfficialPairs, config.OfficialPair{Address: p})
+		}
+	}
+	logging.Start(log, common)
+
+	st, closeStore, backend, err := openStore(common, token.Mint)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	reg := ops.NewRegistry("standalone")
+	deps := collector.Deps{Store: st, Metrics: collector.NewMetrics(reg), Registry: reg, Log: log, Simulated: demo}
+
+	supplyCfg, err := supply.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("supply config: %w", err)
+	}
+	holdersCfg, err := holders.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("holders config: %w", err)
+	}
+	marketCfg, err := market.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("market config: %w", err)
+	}
+	edgeCfg, err := edge.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("edge config: %w", err)
+	}
+	sup, err := supply.New(common, token, supplyCfg, withLog(deps, "supply"))
+	if err != nil {
+		return fmt.Errorf("supply: %w", err)
+	}
+	mkt, err := market.New(common, token, marketCfg, withLog(deps, "market"))
+	if err != nil {
+		return fmt.Errorf("market: %w", err)
+	}
+	hld, err := holders.New(common, token, holdersCfg, withLog(deps, "holders"))
+	if err != nil {
+		return fmt.Errorf("holders: %w", err)
+	}
+	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: demo})
+	if err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
+
+	apiL, err := listen(o.APIListener, common.HTTPAddr, "HTTP_ADDR")
+	if err != nil {
+		return err
+	}
+	opsL, err := listen(o.OpsListener, common.OpsAddr, "OPS_ADDR")
+	if err != nil {
+		_ = apiL.Close()
+		return err
+	}
+	var ready ops.Readiness
+	ready.Set(true)
+	opsSrv := &lifecycle.Server{
+		Name: "ops", Listener: opsL, Log: log,
+		Srv:         &http.Server{Handler: ops.Handler(reg, func() bool { return ready.Ready() && api.Ready() }), ReadHeaderTimeout: 5 * time.Second},
+		BeforeDrain: func() { ready.Set(false) }, Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
+	}
+	apiSrv := &lifecycle.Server{
+		Name: "api", Listener: apiL, Log: log,
+		Srv:         &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		BeforeDrain: func() { ready.Set(false) }, Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
+	}
+
+	info := Info{Demo: demo, Mint: token.Mint, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
+	log.Info("standalone ready", "mint", token.Mint, "demo", demo, "store", backend, "api", info.API, "ops", info.Ops)
+	if o.Banner != nil {
+		_, _ = fmt.Fprintf(o.Banner, "\ntokendata standalone (%s store%s) for mint %s\n  API:     %s/api/market\n  Status:  %s/api/status\n  OpenAPI: %s/api/openapi.json\n  Metrics: %s/metrics\n\n",
+			backend, map[bool]string{true: ", DEMO MODE: simulated upstreams", false: ""}[demo], token.Mint,
+			info.API, info.API, info.API, info.Ops)
+	}
+	if o.Started != nil {
+		o.Started(info)
+	}
+	return lifecycle.Run(ctx, opsSrv.Run,
+		func(ctx context.Context) error { return api.RunWith(ctx, apiSrv) },
+		sup.Run, mkt.Run, hld.Run)
+}
+
+func withLog(d collector.Deps, name string) collector.Deps {
+	d.Log = d.Log.With("component", name)
+	return d
+}
+
+func openStore(c config.Common, mint string) (*store.Store, func(), string, error) {
+	if c.RedisURL == "" {
+		m := store.NewMemory()
+		return store.New(m, mint), func() { _ = m.Close() }, "memory", nil
+	}
+	opts, err := store.ParseRedisURL(c.RedisURL.Reveal())
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("REDIS_URL: %w", err)
+	}
+	r := store.NewRedis(opts)
+	return store.New(r, mint), func() { _ = r.Close() }, "redis", nil
+}
+
+func listen(l net.Listener, addr, name string) (net.Listener, error) {
+	if l != nil {
+		return l, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", name, addr, err)
+	}
+	return l, nil
+}
+
+// hostPort turns a wildcard listen address into one a browser can open.
+func hostPort(l net.Listener) string {
+	a := l.Addr().(*net.TCPAddr)
+	if a.IP.IsUnspecified() {
+		return fmt.Sprintf("localhost:%d", a.Port)
+	}
+	return a.String()
+}
+
+// ErrUsage is returned for an unknown subcommand.
+var ErrUsage = errors.New("usage: standalone [serve|simulate]")

@@ -1,0 +1,234 @@
+package standalone_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tokendata/tokendata/services/standalone"
+	"github.com/tokendata/tokendata/shared/amount"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/simulator"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+}
+
+// paths are the 13 public paths of the contract, plus the OpenAPI document.
+var paths = []string{
+	"/api/total-supply", "/api/circulating-supply", "/api/max-supply", "/api/supply",
+	"/api/coingecko-supply", "/api/price", "/api/holders", "/api/token-metadata", "/api/health",
+	"/api/exchanges", "/api/market", "/api/market-data", "/api/status", "/api/market-pairs",
+	"/api/openapi.json",
+}
+
+type running struct {
+	info   standalone.Info
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func start(t *testing.T, sim simulator.Options) *running {
+	t.Helper()
+	common, err := config.LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	common.DrainDelay = 0
+	apiL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opsL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan standalone.Info, 1)
+	r := &running{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		r.done <- standalone.Run(ctx, standalone.Options{
+			Common: common, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			APIListener: apiL, OpsListener: opsL, Sim: sim,
+			Started: func(i standalone.Info) { started <- i },
+		})
+	}()
+	select {
+	case r.info = <-started:
+	case err := <-r.done:
+		t.Fatalf("standalone stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("standalone did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("standalone stopped with %v", err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return r
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// waitFor polls path until it answers 200 (the collectors' first polls).
+func waitFor(t *testing.T, base, path string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, body := get(t, base+path)
+		if resp.StatusCode == 200 {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still answers %d: %s", path, resp.StatusCode, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDemoEndToEnd runs standalone in demo mode on loopback and checks
+// every public path against the simulator's ground truth.
+func TestDemoEndToEnd(t *testing.T) {
+	r := start(t, simulator.Options{Seed: 7, Accounts: 2000})
+	base := r.info.API
+	if !r.info.Demo || r.info.Mint != config.DemoMint || r.info.Sim == nil {
+		t.Fatalf("not in demo mode: %+v", r.info)
+	}
+	for _, p := range []string{"/api/total-supply", "/api/price", "/api/holders", "/api/market"} {
+		waitFor(t, base, p)
+	}
+
+	for _, p := range paths {
+		resp, body := get(t, base+p+"?cachebust=1")
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: status %d: %s", p, resp.StatusCode, body)
+			continue
+		}
+		if resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: CORS/nosniff headers missing: %v", p, resp.Header)
+		}
+		if resp.Header.Get("ETag") == "" || resp.Header.Get("Cache-Control") == "" {
+			t.Errorf("%s: ETag or Cache-Control missing: %v", p, resp.Header)
+		}
+		if strings.HasSuffix(resp.Header.Get("Content-Type"), "json") && !json.Valid(body) {
+			t.Errorf("%s: invalid JSON: %s", p, body)
+		}
+	}
+
+	// Supply: exactly the ledger's, formatted from the raw amount.
+	_, total := get(t, base+"/api/total-supply")
+	_, circ := get(t, base+"/api/circulating-supply")
+	want := amount.MustFormat("987654321123456", 6)
+	if string(total) != want || string(circ) != want {
+		t.Errorf("total %q circulating %q, want %q", total, circ, want)
+	}
+	if _, max := get(t, base+"/api/max-supply"); string(max) != "1000000000" {
+		t.Errorf("max supply %q", max)
+	}
+
+	// Holders: the simulator's exact count.
+	var holders struct{ Holders uint64 }
+	if err := json.Unmarshal(waitFor(t, base, "/api/holders"), &holders); err != nil {
+		t.Fatal(err)
+	}
+	if truth := r.info.Sim.Holders(); holders.Holders != uint64(truth.Holders) || holders.Holders == 0 {
+		t.Errorf("holders = %d, truth %d", holders.Holders, truth.Holders)
+	}
+
+	// Price: the selected pair's, exactly as the aggregator's ground truth.
+	var price struct {
+		PriceUSD json.Number `json:"price_usd"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(waitFor(t, base, "/api/price"))))
+	dec.UseNumber()
+	if err := dec.Decode(&price); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := new(big.Rat).SetString(price.PriceUSD.String())
+	truth := r.info.Sim.Market()
+	if !ok || truth.PriceUSD == nil || got.Cmp(truth.PriceUSD) != 0 {
+		t.Errorf("price_usd = %s, truth %s", price.PriceUSD, truth.PriceUSDText)
+	}
+
+	// Demo mode is visible in /api/status.
+	if _, status := get(t, base+"/api/status"); !strings.Contains(string(status), "demo") {
+		t.Errorf("/api/status does not say demo: %s", status)
+	}
+
+	// 304 on a matching If-None-Match.
+	resp, _ := get(t, base+"/api/supply")
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/supply", nil)
+	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+	nm, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nm.Body.Close()
+	if nm.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d", nm.StatusCode)
+	}
+
+	// Ops listener: metrics and readiness, and no public path on it.
+	if resp, body := get(t, r.info.Ops+"/metrics"); resp.StatusCode != 200 || !strings.Contains(string(body), "tokendata_collector_runs_total") {
+		t.Errorf("metrics: %d", resp.StatusCode)
+	}
+	if resp, _ := get(t, r.info.Ops+"/readyz"); resp.StatusCode != 200 {
+		t.Errorf("readyz: %d", resp.StatusCode)
+	}
+	if resp, _ := get(t, base+"/metrics"); resp.StatusCode != 404 {
+		t.Errorf("/metrics on the public listener: %d", resp.StatusCode)
+	}
+}
+
+// TestSupplyChangeReachesTheEdge: when the ledger's supply grows, the next
+// supply poll writes it and the edge serves it without a restart.
+func TestSupplyChangeReachesTheEdge(t *testing.T) {
+	t.Setenv("SUPPLY_REFRESH", "1s")
+	t.Setenv("SUPPLY_STALE_AFTER", "3s")
+	t.Setenv("SUPPLY_TTL", "10s")
+	r := start(t, simulator.Options{Seed: 3, Accounts: 100})
+	base := r.info.API
+	first := string(waitFor(t, base, "/api/total-supply"))
+	if err := r.info.Sim.RPC.SetSupply(r.info.Mint, 987654321123456+1_500_000); err != nil {
+		t.Fatal(err)
+	}
+	want := amount.MustFormat("987654322623456", 6)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := get(t, base+"/api/total-supply")
+		if string(body) == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("total supply still %q (was %q), want %q", body, first, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
