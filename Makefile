@@ -30,8 +30,13 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: deps ## Run every module's tests with -race (installs missing test dependencies first)
+test: deps ## Every module's tests with -race, then the chart checks (installs what is missing first)
 	hack/test.sh $(MODULES)
+	hack/chart-check.sh
+
+.PHONY: chart-check
+chart-check: ## helm lint, render matrix, strict decoding, policies, and the cache tier run for real
+	hack/chart-check.sh
 
 .PHONY: lint
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
@@ -41,7 +46,7 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, then sync the workspace
-	@for m in $(MODULES) hack/tools; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/chartcheck; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 
 .PHONY: build
@@ -54,6 +59,22 @@ build: ## Build every service binary into .bin/ with version and commit
 build-modules: ## Build each module on its own (GOWORK=off), as image builds do
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go build ./...) || exit 1; done
 	@echo "every module builds on its own"
+
+.PHONY: images
+images: ## Build the container images (Docker; REGISTRY, TAG, PUSH=1, PLATFORMS)
+	hack/images.sh
+
+.PHONY: kind-up
+kind-up: ## Create a local kind cluster with ingress (MONITORING=1 adds kube-prometheus-stack); needs Docker
+	hack/kind-up.sh
+
+.PHONY: dev
+dev: ## skaffold dev against the kind cluster (build, deploy the chart, watch); needs Docker
+	hack/dev.sh
+
+.PHONY: kind-down
+kind-down: ## Delete the local kind cluster
+	hack/kind-down.sh
 
 .PHONY: bench-holders
 bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall time, accounts/s, peak RSS)

@@ -1,0 +1,220 @@
+{{/*
+Standard helpers: names, labels, images, security contexts, and the
+environment every Go service shares (contract section 7).
+*/}}
+
+{{/* The chart name, overridable. */}}
+{{- define "tokendata.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release-qualified base name of every object. */}}
+{{- define "tokendata.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The name of a component's objects: (dict "root" $ "component" "edge"). */}}
+{{- define "tokendata.componentName" -}}
+{{- printf "%s-%s" (include "tokendata.fullname" .root | trunc 52 | trimSuffix "-") .component -}}
+{{- end -}}
+
+{{/* chart label value */}}
+{{- define "tokendata.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels on every object of the release. */}}
+{{- define "tokendata.labels" -}}
+helm.sh/chart: {{ include "tokendata.chart" . }}
+app.kubernetes.io/name: {{ include "tokendata.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tokendata
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "edge"). */}}
+{{- define "tokendata.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tokendata.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Every label of one component's objects. */}}
+{{- define "tokendata.componentLabels" -}}
+{{ include "tokendata.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Selector of every pod of the release (default-deny policy). */}}
+{{- define "tokendata.releaseSelector" -}}
+app.kubernetes.io/name: {{ include "tokendata.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+A component's image reference: (dict "root" $ "image" .Values.edge.image).
+A digest wins over a tag; the tag defaults to image.tag, then appVersion.
+*/}}
+{{- define "tokendata.image" -}}
+{{- $img := .image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (toString (default (default .root.Chart.AppVersion .root.Values.image.tag) $img.tag)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pull policy of a component's image. */}}
+{{- define "tokendata.pullPolicy" -}}
+{{- default .root.Values.image.pullPolicy .image.pullPolicy -}}
+{{- end -}}
+
+{{/* The container security context every container gets (style.md: Helm). */}}
+{{- define "tokendata.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* A pod security context for a user id: (dict "uid" 65532). */}}
+{{- define "tokendata.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .uid }}
+runAsGroup: {{ .uid }}
+fsGroup: {{ .uid }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* The name of the in-chart Redis objects. */}}
+{{- define "tokendata.redisName" -}}
+{{- include "tokendata.componentName" (dict "root" . "component" "redis") -}}
+{{- end -}}
+
+{{/* The Secret holding the in-chart Redis password. */}}
+{{- define "tokendata.redisSecretName" -}}
+{{- if .Values.redis.auth.existingSecret -}}
+{{- .Values.redis.auth.existingSecret -}}
+{{- else -}}
+{{- include "tokendata.redisName" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+REDIS_URL (and what it needs first) for every Go service. In-chart Redis:
+the password comes from its Secret and Kubernetes substitutes it into the
+URL in the container, so it is never rendered. External Redis: the whole
+URL from an existing Secret, or a URL without credentials.
+*/}}
+{{- define "tokendata.redisEnv" -}}
+{{- if .Values.redis.enabled }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tokendata.redisSecretName" . }}
+      key: {{ .Values.redis.auth.existingSecretKey }}
+- name: REDIS_URL
+  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:%d/0" (include "tokendata.redisName" .) (int .Values.redis.port) | quote }}
+{{- else if .Values.externalRedis.existingSecret }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.externalRedis.existingSecret }}
+      key: {{ .Values.externalRedis.existingSecretKey }}
+{{- else if .Values.externalRedis.url }}
+{{- if contains "@" .Values.externalRedis.url }}
+{{- fail "externalRedis.url must not carry credentials: put the whole URL in a Secret and set externalRedis.existingSecret" }}
+{{- end }}
+- name: REDIS_URL
+  value: {{ .Values.externalRedis.url | quote }}
+{{- else }}
+{{- fail "Redis: enable redis.enabled, or set externalRedis.existingSecret or externalRedis.url" }}
+{{- end }}
+{{- end -}}
+
+{{/* The token file's ConfigMap name, or the user's. */}}
+{{- define "tokendata.tokenConfigMap" -}}
+{{- if .Values.token.existingConfigMap -}}
+{{- .Values.token.existingConfigMap -}}
+{{- else -}}
+{{- include "tokendata.componentName" (dict "root" . "component" "token") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether a token file is mounted. */}}
+{{- define "tokendata.hasTokenFile" -}}
+{{- if or .Values.token.existingConfigMap .Values.token.file -}}true{{- end -}}
+{{- end -}}
+
+{{/* The environment every Go service shares (contract section 7). */}}
+{{- define "tokendata.commonEnv" -}}
+{{- if not (or (include "tokendata.hasTokenFile" .) .Values.token.mint) }}
+{{- fail "token: set token.file, token.existingConfigMap or token.mint (demo mode is for standalone only)" }}
+{{- end }}
+{{- if include "tokendata.hasTokenFile" . }}
+- name: TOKEN_CONFIG
+  value: /etc/tokendata/token.yaml
+{{- end }}
+{{- with .Values.token.mint }}
+- name: TOKEN_MINT
+  value: {{ . | quote }}
+{{- end }}
+- name: OPS_ADDR
+  value: {{ printf ":%d" (int .Values.ports.ops) | quote }}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: DRAIN_DELAY
+  value: {{ .Values.lifecycle.drainDelay | quote }}
+- name: SHUTDOWN_TIMEOUT
+  value: {{ .Values.lifecycle.shutdownTimeout | quote }}
+{{- range $domain := list "market" "supply" "metadata" "holders" }}
+{{- $t := index $.Values.timings $domain }}
+{{- range $field, $var := dict "refresh" "REFRESH" "staleAfter" "STALE_AFTER" "ttl" "TTL" }}
+{{- with index $t $field }}
+- name: {{ printf "%s_%s" (upper $domain) $var }}
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The RPC URLs of a collector, from an existing Secret (they carry API keys):
+(dict "root" $ "holders" true). Without a Secret the services use their
+built-in public endpoint.
+*/}}
+{{- define "tokendata.rpcEnv" -}}
+{{- $rpc := .root.Values.upstreams.rpc -}}
+{{- if $rpc.existingSecret }}
+- name: SOLANA_RPC_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ $rpc.solanaUrlKey }}
+{{- if .holders }}
+- name: HOLDERS_RPC_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ $rpc.holdersUrlKey }}
+      optional: true
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the pinned helm (hack/tools/helm/go.mod) into .bin/helm, unless it
+# is there already at that version. The ldflags are the ones of helm's own
+# Makefile, so `helm version` and the default Kubernetes version of
+# `helm template`/`helm lint` match the pinned modules (without them helm
+# assumes Kubernetes 1.20).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+mod="$root/hack/tools/helm"
+out="$root/.bin/helm"
+
+helm_version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' helm.sh/helm/v3)"
+k8s_version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/client-go)" # v0.MINOR.PATCH
+k8s_minor="$(echo "$k8s_version" | cut -d. -f2)"
+
+if [ -x "$out" ] && "$out" version --short 2>/dev/null | grep -q "^${helm_version}"; then
+  exit 0
+fi
+echo "building helm $helm_version (Kubernetes 1.$k8s_minor) into .bin/helm"
+mkdir -p "$root/.bin"
+ldflags="-s -w"
+ldflags+=" -X helm.sh/helm/v3/internal/version.version=${helm_version}"
+for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+  ldflags+=" -X ${pkg}.k8sVersionMajor=1 -X ${pkg}.k8sVersionMinor=${k8s_minor}"
+done
+(cd "$mod" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out" helm.sh/helm/v3/cmd/helm)
+"$out" version --short

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The chart's CI checks (make chart-check; make test calls it):
+#  - every hack/ script parses (bash -n);
+#  - helm lint --strict, with the defaults and every charts/tokendata/ci/*.yaml;
+#  - hack/chartcheck (its own Go module, outside go.work): helm template over
+#    the same matrix, every object decoded strictly (client-go scheme +
+#    structured-merge-diff schema + the Go types of the CRD kinds), the
+#    policies, each conditional of the chart, golden renders; and the cache
+#    tier's nginx config run for real (Debian's nginx) in front of a running
+#    standalone edge.
+# Installs what it needs when missing (nginx; helm is built from its pinned
+# module into .bin/helm).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+for f in hack/*.sh; do
+  bash -n "$f"
+done
+
+hack/install-chart-deps.sh
+hack/build-helm.sh
+helm="$root/.bin/helm"
+
+echo "== helm lint --strict"
+"$helm" lint --strict charts/tokendata
+for f in charts/tokendata/ci/*.yaml charts/tokendata/values-dev.yaml; do
+  "$helm" lint --strict --quiet charts/tokendata -f "$f" >/dev/null || {
+    "$helm" lint --strict charts/tokendata -f "$f"
+    exit 1
+  }
+done
+echo "lint: defaults and $(ls charts/tokendata/ci/*.yaml | wc -l) CI values files pass"
+
+echo "== hack/chartcheck"
+(cd hack/chartcheck && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...)
+echo "chart-check: passed"

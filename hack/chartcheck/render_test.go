@@ -1,0 +1,601 @@
+package chartcheck
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current chart")
+
+var (
+	root    string
+	chart   Chart
+	decoder *Decoder
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if root, err = RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	helm, err := Helm(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	chart = Chart{Helm: helm, Dir: filepath.Join(root, "charts", "tokendata"), Namespace: "tokendata", Release: "t"}
+	if decoder, err = NewDecoder(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// ciValues lists charts/tokendata/ci/*.yaml.
+func ciValues(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(chart.Dir, "ci", "*.yaml"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("ci values files: %v (found %d, want the whole matrix)", err, len(files))
+	}
+	// The development values skaffold deploys to kind pass the same checks.
+	return append(files, filepath.Join(chart.Dir, "values-dev.yaml"))
+}
+
+// render renders and decodes strictly, failing the test on any error.
+func render(t *testing.T, args ...string) Set {
+	t.Helper()
+	out, err := chart.Template(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decoder.DecodeAll(out)
+	if err != nil {
+		t.Fatalf("strict decoding of helm template %v:\n%v", args, err)
+	}
+	return Set(objs)
+}
+
+func TestLintStrict(t *testing.T) {
+	if out, err := chart.Lint(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range ciValues(t) {
+		if out, err := chart.Lint("-f", f); err != nil {
+			t.Errorf("%v\n%s", err, out)
+		}
+	}
+}
+
+// TestCIValues renders every CI values file, decodes every object
+// strictly, checks the policies, and compares with the golden render.
+func TestCIValues(t *testing.T) {
+	for _, f := range ciValues(t) {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			out, err := chart.Template("-f", f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := decoder.DecodeAll(out)
+			if err != nil {
+				t.Fatalf("strict decoding:\n%v", err)
+			}
+			set := Set(objs)
+			if err := set.Check(); err != nil {
+				t.Errorf("policies:\n%v", err)
+			}
+			golden(t, filepath.Join("testdata", name+".golden"), normalize(out))
+		})
+	}
+}
+
+// secretData matches the values under a Secret's data (generated
+// passwords change on every render).
+var secretData = regexp.MustCompile(`(?m)^(  [A-Za-z0-9_.-]+: )"?[A-Za-z0-9+/=]{8,}"?$`)
+
+var secretKind = regexp.MustCompile(`(?m)^kind: Secret$`)
+
+// normalize makes a render stable for golden files.
+func normalize(stream []byte) []byte {
+	docs := SplitDocuments(stream)
+	var b bytes.Buffer
+	for _, d := range docs {
+		y := d.YAML
+		if i := bytes.Index(y, []byte("\ndata:\n")); i >= 0 && secretKind.Match(y) {
+			y = append(y[:i:i], secretData.ReplaceAll(y[i:], []byte(`${1}"<generated>"`))...)
+		}
+		b.WriteString("---")
+		b.Write(y)
+	}
+	return b.Bytes()
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the render (run go test -update and review the diff)", path)
+	}
+}
+
+// TestDecoderCatches proves the strict decoding fails where it must.
+func TestDecoderCatches(t *testing.T) {
+	const ok = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+data:
+  a: b
+`
+	if _, err := decoder.Decode(Document{YAML: []byte(ok)}); err != nil {
+		t.Fatalf("a valid object is refused: %v", err)
+	}
+	cases := map[string]string{
+		"unknown field": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: x}
+spec:
+  replica: 2
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec: {containers: [{name: c, image: i:1}]}
+`,
+		"case-only typo": `apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec:
+  selector: {a: b}
+  ports: [{port: 80, targetport: 8080}]
+`,
+		"wrong type": `apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec:
+  selector: {a: b}
+  ports: [{port: "eighty"}]
+`,
+		"duplicate key": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+  name: y
+`,
+		"nested unknown field": `apiVersion: v1
+kind: Pod
+metadata: {name: x}
+spec:
+  containers:
+    - name: c
+      image: i:1
+      securityContext: {readOnlyRootFileSystem: true}
+`,
+		"duplicate list-map key (schema only)": `apiVersion: v1
+kind: Pod
+metadata: {name: x}
+spec:
+  containers:
+    - name: c
+      image: i:1
+      env: [{name: A, value: "1"}, {name: A, value: "2"}]
+`,
+		"unknown kind": `apiVersion: example.com/v1
+kind: Widget
+metadata: {name: x}
+`,
+		"CRD unknown field": `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: x}
+spec:
+  selector: {matchLabels: {a: b}}
+  endpoints: [{port: ops, intervall: 30s}]
+`,
+		"CRD case-only typo": `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: x}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendrefs: [{name: s, port: 80}]}]
+`,
+		"CRD wrong type": `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: x}
+spec:
+  groups: [{name: g, rules: [{alert: A, expr: up == 0, labels: [severity]}]}]
+`,
+	}
+	for name, doc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := decoder.Decode(Document{Source: name, YAML: []byte(doc)}); err == nil {
+				t.Errorf("accepted:\n%s", doc)
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+// TestPoliciesCatch proves the policies fail where they must, on renders
+// spoiled after the fact.
+func TestPoliciesCatch(t *testing.T) {
+	base := render(t)
+	if err := base.Check(); err != nil {
+		t.Fatalf("defaults fail the policies: %v", err)
+	}
+	edge := func(s Set) *appsv1.Deployment {
+		o, ok := s.Get("Deployment", "t-tokendata-edge")
+		if !ok {
+			t.Fatal("no edge Deployment")
+		}
+		return o.Typed.(*appsv1.Deployment)
+	}
+	spoil := map[string]func(s Set){
+		"writable root": func(s Set) {
+			f := false
+			edge(s).Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = &f
+		},
+		"no probes":    func(s Set) { edge(s).Spec.Template.Spec.Containers[0].ReadinessProbe = nil },
+		"no requests":  func(s Set) { edge(s).Spec.Template.Spec.Containers[0].Resources.Requests = nil },
+		"latest image": func(s Set) { edge(s).Spec.Template.Spec.Containers[0].Image = "ghcr.io/tokendata/edge:latest" },
+		"token mounted": func(s Set) {
+			tr := true
+			edge(s).Spec.Template.Spec.AutomountServiceAccountToken = &tr
+		},
+		"selector mismatch": func(s Set) { edge(s).Spec.Template.Labels["app.kubernetes.io/component"] = "other" },
+		"replicas under HPA": func(s Set) {
+			n := int32(3)
+			edge(s).Spec.Replicas = &n
+		},
+		"secret in clear": func(s Set) {
+			c := &edge(s).Spec.Template.Spec.Containers[0]
+			c.Env = append(c.Env, corev1.EnvVar{Name: "SOLANA_RPC_URL", Value: "https://rpc.example/?api-key=k"})
+		},
+		"capabilities kept": func(s Set) {
+			edge(s).Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Drop = nil
+		},
+	}
+	for name, f := range spoil {
+		t.Run(name, func(t *testing.T) {
+			s := render(t)
+			f(s)
+			if err := s.Check(); err == nil {
+				t.Error("the policies accept it")
+			}
+		})
+	}
+	t.Run("PDB on one replica", func(t *testing.T) {
+		s := render(t, "--set", "edge.autoscaling.enabled=false", "--set", "edge.replicaCount=1")
+		if _, ok := s.Get("PodDisruptionBudget", "t-tokendata-edge"); ok {
+			t.Fatal("the chart renders a PDB for one replica")
+		}
+		pdbs := render(t).Of("PodDisruptionBudget")
+		s = append(s, pdbs...)
+		if err := s.CheckDisruptionAndScaling(); err == nil {
+			t.Error("the policies accept a PDB over one replica")
+		}
+	})
+}
+
+func env(t *testing.T, s Set, deployment, name string) (corev1.EnvVar, bool) {
+	t.Helper()
+	o, ok := s.Get("Deployment", deployment)
+	if !ok {
+		t.Fatalf("no Deployment %s", deployment)
+	}
+	for _, e := range o.Typed.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return corev1.EnvVar{}, false
+}
+
+func has(s Set, kind, name string) bool { _, ok := s.Get(kind, name); return ok }
+
+// TestConditionals covers each conditional of the chart.
+func TestConditionals(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, s Set)
+	}{
+		{"defaults", nil, func(t *testing.T, s Set) {
+			for _, k := range []string{"ServiceMonitor", "PrometheusRule", "Ingress", "HTTPRoute"} {
+				if len(s.Of(k)) != 0 {
+					t.Errorf("%s rendered by default", k)
+				}
+			}
+			if has(s, "ConfigMap", "t-tokendata-dashboards") {
+				t.Error("dashboards rendered by default")
+			}
+			if !has(s, "HorizontalPodAutoscaler", "t-tokendata-edge") || !has(s, "PodDisruptionBudget", "t-tokendata-edge") {
+				t.Error("edge: no HPA or PDB")
+			}
+			if !has(s, "PodDisruptionBudget", "t-tokendata-cache") || has(s, "HorizontalPodAutoscaler", "t-tokendata-cache") {
+				t.Error("cache: want a PDB (2 replicas) and no HPA")
+			}
+			for _, c := range []string{"supply", "market", "holders"} {
+				if has(s, "PodDisruptionBudget", "t-tokendata-"+c) || has(s, "HorizontalPodAutoscaler", "t-tokendata-"+c) {
+					t.Errorf("%s: a PDB or HPA for one replica", c)
+				}
+				d, _ := s.Get("Deployment", "t-tokendata-"+c)
+				if r := d.Typed.(*appsv1.Deployment).Spec.Replicas; r == nil || *r != 1 {
+					t.Errorf("%s: replicas %v, want 1", c, r)
+				}
+			}
+			if !has(s, "StatefulSet", "t-tokendata-redis") || !has(s, "Secret", "t-tokendata-redis") {
+				t.Error("no in-chart Redis with its Secret")
+			}
+			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_URL"); e.Value != "redis://:$(REDIS_PASSWORD)@t-tokendata-redis:6379/0" {
+				t.Errorf("edge REDIS_URL = %q", e.Value)
+			}
+			if _, ok := env(t, s, "t-tokendata-edge", "SOLANA_RPC_URL"); ok {
+				t.Error("the edge gets an RPC URL")
+			}
+			if !has(s, "Pod", "t-tokendata-test") || !has(s, "ConfigMap", "t-tokendata-token") {
+				t.Error("no helm test pod or token ConfigMap")
+			}
+			if e, _ := env(t, s, "t-tokendata-supply", "TOKEN_CONFIG"); e.Value != "/etc/tokendata/token.yaml" {
+				t.Errorf("TOKEN_CONFIG = %q", e.Value)
+			}
+			np, ok := s.Policy("edge")
+			if !ok || !ingressFromComponent(np, "cache") {
+				t.Error("edge: no ingress from the cache tier")
+			}
+			for _, c := range []string{"supply", "market", "holders"} {
+				np, ok := s.Policy(c)
+				if !ok || !egressPort(np, 443) || !egressPort(np, 53) || !egressPort(np, 6379) {
+					t.Errorf("%s: egress lacks upstream HTTPS, DNS or Redis", c)
+				}
+			}
+			if np, ok := s.Policy("edge"); !ok || egressPort(np, 443) {
+				t.Error("edge: may reach the internet")
+			}
+			if np, ok := s.Policy("redis"); !ok || len(np.Spec.Egress) != 0 || len(np.Spec.Ingress[0].From) != 4 {
+				t.Error("redis: want ingress from the four services only and no egress")
+			}
+		}},
+		{"edge HPA off, one replica", []string{"--set", "edge.autoscaling.enabled=false", "--set", "edge.replicaCount=1"}, func(t *testing.T, s Set) {
+			if has(s, "HorizontalPodAutoscaler", "t-tokendata-edge") || has(s, "PodDisruptionBudget", "t-tokendata-edge") {
+				t.Error("HPA or PDB for one fixed replica")
+			}
+		}},
+		{"edge HPA off, three replicas", []string{"--set", "edge.autoscaling.enabled=false", "--set", "edge.replicaCount=3"}, func(t *testing.T, s Set) {
+			d, _ := s.Get("Deployment", "t-tokendata-edge")
+			if r := d.Typed.(*appsv1.Deployment).Spec.Replicas; r == nil || *r != 3 || !has(s, "PodDisruptionBudget", "t-tokendata-edge") {
+				t.Errorf("replicas %v, or no PDB", r)
+			}
+		}},
+		{"pdb off", []string{"--set", "edge.pdb.enabled=false"}, func(t *testing.T, s Set) {
+			if has(s, "PodDisruptionBudget", "t-tokendata-edge") {
+				t.Error("PDB rendered")
+			}
+		}},
+		{"cache off", []string{"--set", "cache.enabled=false", "--set", "ingress.enabled=true"}, func(t *testing.T, s Set) {
+			if has(s, "Deployment", "t-tokendata-cache") || has(s, "ConfigMap", "t-tokendata-cache") {
+				t.Error("cache tier rendered")
+			}
+			ing, _ := s.Get("Ingress", "t-tokendata")
+			if b := ing.Typed.(*networkingv1.Ingress).Spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != "t-tokendata-edge" || b.Port.Number != 8080 {
+				t.Errorf("ingress backend %+v, want the edge", b)
+			}
+		}},
+		{"ingress", []string{"--set", "ingress.enabled=true", "--set", "ingress.className=nginx"}, func(t *testing.T, s Set) {
+			ing, ok := s.Get("Ingress", "t-tokendata")
+			if !ok {
+				t.Fatal("no Ingress")
+			}
+			spec := ing.Typed.(*networkingv1.Ingress).Spec
+			if b := spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != "t-tokendata-cache" || *spec.IngressClassName != "nginx" {
+				t.Errorf("ingress to %s class %s, want the cache tier, nginx", b.Name, *spec.IngressClassName)
+			}
+		}},
+		{"gateway", []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw"}, func(t *testing.T, s Set) {
+			if !has(s, "HTTPRoute", "t-tokendata") {
+				t.Error("no HTTPRoute")
+			}
+		}},
+		{"monitoring", []string{"--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboards.enabled=true"}, func(t *testing.T, s Set) {
+			if !has(s, "ServiceMonitor", "t-tokendata") || !has(s, "PrometheusRule", "t-tokendata") {
+				t.Error("no ServiceMonitor or PrometheusRule")
+			}
+			cm, ok := s.Get("ConfigMap", "t-tokendata-dashboards")
+			if !ok || cm.Typed.(*corev1.ConfigMap).Labels["grafana_dashboard"] != "1" || cm.Typed.(*corev1.ConfigMap).Data["tokendata-overview.json"] == "" {
+				t.Error("no dashboards ConfigMap for the sidecar")
+			}
+			metricsServices := 0
+			for _, o := range s.Of("Service") {
+				if o.Typed.(*corev1.Service).Labels["tokendata.io/metrics"] == "true" {
+					metricsServices++
+				}
+			}
+			if metricsServices != 4 {
+				t.Errorf("%d Services carry the scrape label, want 4", metricsServices)
+			}
+		}},
+		{"network policies off", []string{"--set", "networkPolicy.enabled=false"}, func(t *testing.T, s Set) {
+			if n := len(s.Of("NetworkPolicy")); n != 0 {
+				t.Errorf("%d NetworkPolicies", n)
+			}
+		}},
+		{"public from", []string{"--set", "networkPolicy.publicFrom[0].namespaceSelector.matchLabels.team=edge"}, func(t *testing.T, s Set) {
+			np, _ := s.Policy("cache")
+			if len(np.Spec.Ingress[0].From) != 2 {
+				t.Errorf("cache ingress from %v, want the peer and the test pod", np.Spec.Ingress[0].From)
+			}
+		}},
+		{"tests off", []string{"--set", "tests.enabled=false"}, func(t *testing.T, s Set) {
+			if len(s.Of("Pod")) != 0 {
+				t.Error("test pod rendered")
+			}
+		}},
+		{"external redis secret", []string{"--set", "redis.enabled=false", "--set", "externalRedis.existingSecret=r"}, func(t *testing.T, s Set) {
+			if has(s, "StatefulSet", "t-tokendata-redis") || len(s.Of("Secret")) != 0 {
+				t.Error("in-chart Redis rendered")
+			}
+			e, _ := env(t, s, "t-tokendata-market", "REDIS_URL")
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "r" || e.ValueFrom.SecretKeyRef.Key != "redis-url" {
+				t.Errorf("REDIS_URL %+v, want from Secret r", e)
+			}
+			np, _ := s.Policy("edge")
+			if !egressPort(np, 26379) {
+				t.Error("no egress to Sentinel ports")
+			}
+		}},
+		{"external redis url", []string{"--set", "redis.enabled=false", "--set", `externalRedis.url=redis-sentinel://s0:26379\,s1:26379/m`}, func(t *testing.T, s Set) {
+			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_URL"); e.Value != "redis-sentinel://s0:26379,s1:26379/m" {
+				t.Errorf("REDIS_URL %q", e.Value)
+			}
+		}},
+		{"redis existing secret, persistence", []string{"--set", "redis.auth.existingSecret=mine", "--set", "redis.persistence.enabled=true"}, func(t *testing.T, s Set) {
+			if len(s.Of("Secret")) != 0 {
+				t.Error("a Secret is generated although one exists")
+			}
+			st, _ := s.Get("StatefulSet", "t-tokendata-redis")
+			if len(st.Typed.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates) != 1 {
+				t.Error("no volumeClaimTemplate")
+			}
+			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_PASSWORD"); e.ValueFrom.SecretKeyRef.Name != "mine" {
+				t.Error("REDIS_PASSWORD not from the existing Secret")
+			}
+		}},
+		{"rpc secret", []string{"--set", "upstreams.rpc.existingSecret=rpc"}, func(t *testing.T, s Set) {
+			if e, ok := env(t, s, "t-tokendata-supply", "SOLANA_RPC_URL"); !ok || e.ValueFrom.SecretKeyRef.Name != "rpc" {
+				t.Error("supply: SOLANA_RPC_URL not from the Secret")
+			}
+			if e, ok := env(t, s, "t-tokendata-holders", "HOLDERS_RPC_URL"); !ok || !*e.ValueFrom.SecretKeyRef.Optional {
+				t.Error("holders: HOLDERS_RPC_URL not from the Secret (optional)")
+			}
+			for _, c := range []string{"edge", "market"} {
+				if _, ok := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_URL"); ok {
+					t.Errorf("%s gets the RPC URL", c)
+				}
+			}
+		}},
+		{"token mint only", []string{"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}, func(t *testing.T, s Set) {
+			if has(s, "ConfigMap", "t-tokendata-token") {
+				t.Error("token ConfigMap rendered")
+			}
+			if _, ok := env(t, s, "t-tokendata-edge", "TOKEN_CONFIG"); ok {
+				t.Error("TOKEN_CONFIG set without a file")
+			}
+			if e, _ := env(t, s, "t-tokendata-edge", "TOKEN_MINT"); e.Value != "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" {
+				t.Errorf("TOKEN_MINT %q", e.Value)
+			}
+		}},
+		{"token existing ConfigMap", []string{"--set", "token.existingConfigMap=mine"}, func(t *testing.T, s Set) {
+			if has(s, "ConfigMap", "t-tokendata-token") {
+				t.Error("token ConfigMap rendered")
+			}
+			d, _ := s.Get("Deployment", "t-tokendata-edge")
+			vols := d.Typed.(*appsv1.Deployment).Spec.Template.Spec.Volumes
+			if !slices.ContainsFunc(vols, func(v corev1.Volume) bool { return v.ConfigMap != nil && v.ConfigMap.Name == "mine" }) {
+				t.Error("the existing ConfigMap is not mounted")
+			}
+		}},
+		{"timings and digest", []string{"--set", "timings.market.refresh=30s", "--set", "edge.image.digest=sha256:" + strings.Repeat("ab", 32)}, func(t *testing.T, s Set) {
+			if e, _ := env(t, s, "t-tokendata-market", "MARKET_REFRESH"); e.Value != "30s" {
+				t.Errorf("MARKET_REFRESH %q", e.Value)
+			}
+			d, _ := s.Get("Deployment", "t-tokendata-edge")
+			if img := d.Typed.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Image; !strings.Contains(img, "@sha256:abab") {
+				t.Errorf("image %q, want the digest", img)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := render(t, c.args...)
+			if err := s.Check(); err != nil {
+				t.Errorf("policies:\n%v", err)
+			}
+			c.check(t, s)
+		})
+	}
+}
+
+// TestRefusals: values that must not render.
+func TestRefusals(t *testing.T) {
+	cases := map[string][]string{
+		"schema: typo in a key":          {"--set", "edge.replicaCont=2"},
+		"schema: unknown holders method": {"--set", "upstreams.holdersMethod=scan"},
+		"schema: credentials in url":     {"--set", "redis.enabled=false", "--set", "externalRedis.url=redis://:pw@r:6379"},
+		"no redis at all":                {"--set", "redis.enabled=false"},
+		"no token":                       {"--set", "token.file=null"},
+		"gateway without parent":         {"--set", "gatewayAPI.enabled=true"},
+		"schema: bad mint":               {"--set", "token.mint=not-a-mint"},
+		"schema: no requests":            {"--set", "edge.resources.requests=null"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := chart.Template(args...); err == nil {
+				t.Errorf("helm template %v renders", args)
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func ingressFromComponent(np *networkingv1.NetworkPolicy, component string) bool {
+	for _, r := range np.Spec.Ingress {
+		for _, p := range r.From {
+			if p.PodSelector != nil && p.PodSelector.MatchLabels["app.kubernetes.io/component"] == component {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func egressPort(np *networkingv1.NetworkPolicy, port int) bool {
+	for _, r := range np.Spec.Egress {
+		for _, p := range r.Ports {
+			if p.Port != nil && p.Port.IntValue() == port {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzDecode: no manifest stream crashes the splitter or the decoder.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"))
+	f.Add([]byte("---\n# Source: x\n---\napiVersion: v1\nkind: Service\nspec: {ports: [{port: x}]}\n---\n"))
+	f.Add([]byte("a: b\na: c\n"))
+	f.Add([]byte("apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nspec: {endpoints: 3}\n"))
+	f.Add([]byte("kind: [\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, d := range SplitDocuments(b) {
+			_, _ = decoder.Decode(d)
+		}
+	})
+}
