@@ -1,18 +1,23 @@
-// Command edge is the edge service of tokendata (thin until its issue lands:
-// it serves the ops port only).
+// Command edge is the public API of tokendata: it serves every endpoint of
+// the contract from a snapshot of Redis, and the ops port (metrics,
+// probes, pprof).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
+	"github.com/tokendata/tokendata/services/edge"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/store"
 )
 
 func main() {
@@ -26,17 +31,46 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	cfg, err := config.LoadCommon()
+	common, err := config.LoadCommon()
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	logging.Start(log, cfg)
-	reg := ops.NewRegistry("edge")
-	var ready ops.Readiness
-	ready.Set(true)
-	opsSrv := &lifecycle.Server{
-		Name: "ops", Srv: &http.Server{Addr: cfg.OpsAddr, Handler: ops.Handler(reg, ready.Ready), ReadHeaderTimeout: 5e9},
-		BeforeDrain: func() { ready.Set(false) }, Drain: cfg.DrainDelay, Timeout: cfg.ShutdownTimeout, Log: log,
+	cfg, err := edge.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	return lifecycle.Run(ctx, opsSrv.Run)
+	if level, err := config.ParseLevel(common.LogLevel); err == nil {
+		log = logging.New(os.Stdout, "edge", level)
+	}
+	logging.Start(log, struct {
+		Common config.Common
+		Edge   edge.Config
+	}{common, cfg})
+	token, _, err := config.ResolveToken(common, false)
+	if err != nil {
+		return err
+	}
+	if common.RedisURL == "" {
+		return errors.New("REDIS_URL: required by the edge (standalone runs without Redis)")
+	}
+	opts, err := store.ParseRedisURL(common.RedisURL.Reveal())
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	st := store.New(store.NewRedis(opts), token.Mint)
+	defer func() { _ = st.Close() }()
+
+	reg := ops.NewRegistry("edge")
+	srv, err := edge.New(common, token, cfg, edge.Deps{Store: st, Registry: reg, Log: log})
+	if err != nil {
+		return err
+	}
+	// Readiness follows the edge: ready once it holds a snapshot, not while
+	// draining (the API server's stop flips it before its drain delay).
+	opsSrv := &lifecycle.Server{
+		Name:  "ops",
+		Srv:   &http.Server{Addr: common.OpsAddr, ReadHeaderTimeout: 5 * time.Second, Handler: ops.Handler(reg, srv.Ready)},
+		Drain: common.DrainDelay, Timeout: common.ShutdownTimeout, Log: log,
+	}
+	return lifecycle.Run(ctx, srv.Run, opsSrv.Run)
 }

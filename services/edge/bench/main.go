@@ -1,0 +1,305 @@
+// Command bench measures the edge as deployed against a minimal Gin
+// handler, with wrk on loopback (run it through run.sh).
+//
+// It starts a redis-server on a free port, writes a realistic snapshot of
+// the four domains, then runs two servers as child processes of itself:
+// the edge with every middleware on (access log at the production
+// sampling into /dev/null, metrics, CORS, security headers) reading that
+// Redis, and a bare Gin engine answering each path with a constant body of
+// the same size. For each path, wrk -c64 -t2 -d<duration> runs against
+// both; it prints requests per second, p50, p99, the servers' RSS, and the
+// ratios against the targets (throughput ≥ 0.9×, p99 ≤ 1.2×).
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/gin-gonic/gin"
+
+	"github.com/tokendata/tokendata/services/edge"
+	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/lifecycle"
+	"github.com/tokendata/tokendata/shared/logging"
+	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+var paths = []string{edge.PathTotalSupply, edge.PathPrice, edge.PathMarketData}
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "serve-edge":
+			exitOn(serveEdge(os.Args[2], os.Args[3]))
+			return
+		case "serve-minimal":
+			exitOn(serveMinimal(os.Args[2], os.Args[3]))
+			return
+		}
+	}
+	duration := flag.Duration("d", 10*time.Second, "wrk duration per run")
+	conns := flag.Int("c", 64, "wrk connections")
+	flag.Parse()
+	exitOn(orchestrate(*duration, *conns))
+}
+
+func exitOn(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+func waitHTTP(url string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer 200 within 15s", url)
+}
+
+type result struct {
+	rps, p50, p99 float64 // p50/p99 in ms
+}
+
+var (
+	reRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	reLat = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.000)?%\s+([0-9.]+)(us|ms|s)\s*$`)
+)
+
+func wrk(url string, d time.Duration, conns int) (result, error) {
+	out, err := exec.Command("wrk", "-t2", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(int(d.Seconds()))+"s",
+		"--latency", "--timeout", "5s", url).CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("wrk: %w: %s", err, out)
+	}
+	var r result
+	m := reRPS.FindSubmatch(out)
+	if m == nil {
+		return r, fmt.Errorf("wrk output without Requests/sec:\n%s", out)
+	}
+	r.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	for _, l := range reLat.FindAllSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(string(l[2]), 64)
+		switch string(l[3]) {
+		case "us":
+			v /= 1000
+		case "s":
+			v *= 1000
+		}
+		if string(l[1]) == "50" {
+			r.p50 = v
+		} else {
+			r.p99 = v
+		}
+	}
+	if strings.Contains(string(out), "Non-2xx") {
+		return r, fmt.Errorf("wrk saw non-2xx answers:\n%s", out)
+	}
+	return r, nil
+}
+
+func rssMB(pid int) float64 {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func orchestrate(d time.Duration, conns int) error {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return errors.New("wrk is not installed (run.sh installs it)")
+	}
+	dir, err := os.MkdirTemp("", "edge-bench")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+
+	// Redis, with a realistic snapshot of the four domains
+	redisAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(redisAddr)
+	redis := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--loglevel", "warning")
+	if err := redis.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	defer func() { _ = redis.Process.Kill(); _ = redis.Wait() }()
+	redisURL := "redis://" + redisAddr
+	opts, err := store.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	st := store.New(store.NewRedis(opts), fixture.Token().Mint)
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for st.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			return errors.New("redis-server did not answer within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := fixture.WriteAll(ctx, st, time.Now()); err != nil {
+		return err
+	}
+	_ = st.Close()
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	edgeAddr, _ := freeAddr()
+	edgeCmd := exec.Command(self, "serve-edge", edgeAddr, redisURL)
+	edgeCmd.Stderr = os.Stderr
+	if err := edgeCmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = edgeCmd.Process.Kill(); _ = edgeCmd.Wait() }()
+	for _, p := range paths {
+		if err := waitHTTP("http://" + edgeAddr + p); err != nil {
+			return err
+		}
+	}
+	// the minimal handler answers each path with a constant body of the
+	// edge's size for that path
+	sizes := make([]string, len(paths))
+	for i, p := range paths {
+		resp, err := http.Get("http://" + edgeAddr + p)
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		sizes[i] = strconv.Itoa(len(b))
+	}
+	minAddr, _ := freeAddr()
+	minCmd := exec.Command(self, "serve-minimal", minAddr, strings.Join(sizes, ","))
+	minCmd.Stderr = os.Stderr
+	if err := minCmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = minCmd.Process.Kill(); _ = minCmd.Wait() }()
+	if err := waitHTTP("http://" + minAddr + paths[0]); err != nil {
+		return err
+	}
+
+	fmt.Printf("wrk -t2 -c%d -d%s on 127.0.0.1, %d CPUs; edge: every middleware on, access log sampled 1/%d into /dev/null, snapshot from Redis\n\n",
+		conns, d, runtime.NumCPU(), edge.DefaultConfig().AccessLogSample)
+	fmt.Printf("%-24s %6s | %12s %8s %8s | %12s %8s %8s | %6s %6s\n", "path", "bytes",
+		"edge rps", "p50 ms", "p99 ms", "minimal rps", "p50 ms", "p99 ms", "rps ×", "p99 ×")
+	pass := true
+	for i, p := range paths {
+		e, err := wrk("http://"+edgeAddr+p, d, conns)
+		if err != nil {
+			return err
+		}
+		m, err := wrk("http://"+minAddr+p, d, conns)
+		if err != nil {
+			return err
+		}
+		ratio, p99ratio := e.rps/m.rps, e.p99/m.p99
+		fmt.Printf("%-24s %6s | %12.0f %8.3f %8.3f | %12.0f %8.3f %8.3f | %6.3f %6.3f\n", p, sizes[i],
+			e.rps, e.p50, e.p99, m.rps, m.p50, m.p99, ratio, p99ratio)
+		if ratio < 0.9 || p99ratio > 1.2 {
+			pass = false
+		}
+	}
+	fmt.Printf("\nRSS after the runs: edge %.1f MB, minimal %.1f MB\n", rssMB(edgeCmd.Process.Pid), rssMB(minCmd.Process.Pid))
+	if pass {
+		fmt.Println("target (≥ 0.9× throughput, p99 ≤ 1.2×): met")
+	} else {
+		fmt.Println("target (≥ 0.9× throughput, p99 ≤ 1.2×): NOT met on this run (shared 2-core machine: wrk and the server compete; rerun to check noise)")
+	}
+	return nil
+}
+
+// serveEdge runs the edge as cmd/edge does, on the given Redis.
+func serveEdge(addr, redisURL string) error {
+	var common config.Common
+	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{"REDIS_URL": redisURL, "HTTP_ADDR": addr}}); err != nil {
+		return err
+	}
+	common.DrainDelay = 0
+	opts, err := store.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	token := fixture.Token()
+	st := store.New(store.NewRedis(opts), token.Mint)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	log := logging.New(devnull, "edge", slog.LevelInfo)
+	srv, err := edge.New(common, token, edge.DefaultConfig(), edge.Deps{Store: st, Registry: ops.NewRegistry("edge"), Log: log})
+	if err != nil {
+		return err
+	}
+	ctx, stop := lifecycle.SignalContext(context.Background())
+	defer stop()
+	return srv.Run(ctx)
+}
+
+// serveMinimal answers each bench path with a constant body of the given
+// size: the ceiling a Gin handler can reach on this machine.
+func serveMinimal(addr, sizes string) error {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	for i, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		body := []byte(strings.Repeat("x", n))
+		e.GET(paths[i], func(c *gin.Context) { c.Data(http.StatusOK, "application/json", body) })
+	}
+	srv := &http.Server{Addr: addr, Handler: e, ReadHeaderTimeout: 5 * time.Second}
+	return srv.ListenAndServe()
+}

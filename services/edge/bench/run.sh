@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Load benchmark of the edge (make bench): wrk on loopback against the edge
+# as deployed (every middleware on, snapshot from a real redis-server) and
+# against a minimal Gin handler with a constant body of the same size, for
+# /api/total-supply, /api/price and /api/market-data. Prints rps, p50, p99,
+# RSS and the ratios. Options are passed to the Go driver (-d 10s, -c 64).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v wrk >/dev/null; then
+  echo "wrk is missing: installing it from the Debian packages"
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq wrk
+fi
+if ! command -v redis-server >/dev/null; then
+  echo "redis-server is missing: run hack/install-test-deps.sh (make deps)" >&2
+  exit 1
+fi
+
+bin="$(mktemp -d)/edge-bench"
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -trimpath -o "$bin" ./bench
+"$bin" "$@"

@@ -1,0 +1,103 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// Config is the edge's own configuration, read from EDGE_-prefixed
+// environment variables (see LoadConfig). The defaults are the contract's.
+type Config struct {
+	// SnapshotPoll is how often the snapshot is re-read from the store
+	// besides the update notifications (EDGE_SNAPSHOT_POLL).
+	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" envDefault:"2s"`
+	// StoreTimeout bounds one read of the store (EDGE_STORE_TIMEOUT).
+	StoreTimeout time.Duration `env:"STORE_TIMEOUT" envDefault:"2s"`
+	// CacheControlMarket is Cache-Control of the market group (EDGE_CACHE_CONTROL_MARKET).
+	CacheControlMarket string `env:"CACHE_CONTROL_MARKET" envDefault:"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"`
+	// CacheControlSupply is Cache-Control of the supply group (EDGE_CACHE_CONTROL_SUPPLY).
+	CacheControlSupply string `env:"CACHE_CONTROL_SUPPLY" envDefault:"public, max-age=60, s-maxage=300, stale-while-revalidate=300, stale-if-error=86400"`
+	// CacheControlHolders is Cache-Control of the holders group (EDGE_CACHE_CONTROL_HOLDERS).
+	CacheControlHolders string `env:"CACHE_CONTROL_HOLDERS" envDefault:"public, max-age=300, s-maxage=900, stale-while-revalidate=900, stale-if-error=86400"`
+	// CacheControlStatic is Cache-Control of the static group (EDGE_CACHE_CONTROL_STATIC).
+	CacheControlStatic string `env:"CACHE_CONTROL_STATIC" envDefault:"public, max-age=300, s-maxage=3600, stale-while-revalidate=3600, stale-if-error=86400"`
+	// CORSMaxAge is Access-Control-Max-Age of preflight answers (EDGE_CORS_MAX_AGE).
+	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" envDefault:"24h"`
+	// AccessLogSample logs one successful request (status < 400) in N:
+	// 1 logs every one, 0 none. Errors are always logged (EDGE_ACCESS_LOG_SAMPLE).
+	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100"`
+	// RetryAfter is the Retry-After of 503 answers (EDGE_RETRY_AFTER).
+	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s"`
+}
+
+// DefaultConfig returns the defaults of every field.
+func DefaultConfig() Config {
+	var c Config
+	if err := env.ParseWithOptions(&c, env.Options{Environment: map[string]string{}}); err != nil {
+		panic(fmt.Sprintf("edge: invalid envDefault tag: %v", err)) // a bug in this file, caught by the tests
+	}
+	return c
+}
+
+// LoadConfig reads the EDGE_ variables and validates them.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := config.Load(&c, "EDGE_"); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks every field and names the variable at fault.
+func (c Config) Validate() error {
+	var errs []error
+	if c.SnapshotPoll < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("EDGE_SNAPSHOT_POLL: %s is shorter than 100ms", c.SnapshotPoll))
+	}
+	if c.StoreTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("EDGE_STORE_TIMEOUT: %s is not positive", c.StoreTimeout))
+	}
+	for name, v := range map[string]string{
+		"EDGE_CACHE_CONTROL_MARKET": c.CacheControlMarket, "EDGE_CACHE_CONTROL_SUPPLY": c.CacheControlSupply,
+		"EDGE_CACHE_CONTROL_HOLDERS": c.CacheControlHolders, "EDGE_CACHE_CONTROL_STATIC": c.CacheControlStatic,
+	} {
+		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\r\n") {
+			errs = append(errs, fmt.Errorf("%s: must be a non-empty single-line header value", name))
+		}
+	}
+	if c.CORSMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("EDGE_CORS_MAX_AGE: %s is negative", c.CORSMaxAge))
+	}
+	if c.AccessLogSample < 0 {
+		errs = append(errs, fmt.Errorf("EDGE_ACCESS_LOG_SAMPLE: %d is negative (0 logs no success, 1 every one)", c.AccessLogSample))
+	}
+	if c.RetryAfter < time.Second {
+		errs = append(errs, fmt.Errorf("EDGE_RETRY_AFTER: %s is shorter than 1s", c.RetryAfter))
+	}
+	return errors.Join(errs...)
+}
+
+// Deps is what the edge takes from the process that runs it: its own
+// binary (Redis store) or standalone (in-memory store).
+type Deps struct {
+	// Store is where the collectors write; required.
+	Store *store.Store
+	// Registry takes the edge's metrics; nil: a private registry.
+	Registry prometheus.Registerer
+	// Log is the process logger; nil: discard.
+	Log *slog.Logger
+	// Demo is true when the upstreams are the simulator (standalone demo
+	// mode); /api/status says so.
+	Demo bool
+	// Now is the clock; nil: time.Now. Tests set it.
+	Now func() time.Time
+}

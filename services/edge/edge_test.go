@@ -1,0 +1,115 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// allPaths are the 14 paths of contract section 4 and the OpenAPI document.
+var allPaths = []string{
+	PathTotalSupply, PathCirculatingSupply, PathMaxSupply, PathSupply, PathCoinGeckoSupply, PathPrice, PathHolders,
+	PathTokenMetadata, PathHealth, PathExchanges, PathMarket, PathMarketData, PathStatus, PathMarketPairs, PathOpenAPI,
+}
+
+func goldenName(scenario, path string) string {
+	return scenario + "/" + strings.TrimPrefix(strings.ReplaceAll(path, "/", "_"), "_api_")
+}
+
+// scenarios fill the store of a fresh harness.
+var scenarios = map[string]func(h *harness){
+	// every domain present and fresh, every collector ok
+	"full": func(h *harness) { h.writeAll() },
+	// nothing collected yet
+	"empty": func(*harness) {},
+	// only supply: composites answer 200 with nulls and `missing`
+	"supply-only": func(h *harness) { h.write(contract.DomainSupply, fixture.Supply(), 10e9) },
+	// the aggregator does not list the token; the node cannot enumerate holders
+	"not-indexed": func(h *harness) {
+		for _, d := range []contract.Domain{contract.DomainSupply, contract.DomainMetadata} {
+			h.write(d, fixture.Doc(d), 30e9)
+		}
+		h.write(contract.DomainMarket, fixture.NotIndexed(), 30e9)
+		for _, s := range fixture.Statuses(t0.Add(-30e9)) {
+			if s.Collector == contract.CollectorHolders {
+				s = fixture.Unsupported(t0.Add(-10e9))
+			}
+			if err := h.store.WriteStatus(t0Ctx, s); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	},
+	// market older than its stale-after (180 s)
+	"stale-market": func(h *harness) {
+		h.writeAll()
+		h.write(contract.DomainMarket, fixture.Market(), 200e9)
+	},
+}
+
+// TestGolden renders every path in every scenario through the real Gin
+// engine and compares status, headers and body with testdata/.
+func TestGolden(t *testing.T) {
+	for name, fill := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			fill(h)
+			h.refresh()
+			for _, p := range allPaths {
+				rec := h.do(http.MethodGet, p)
+				checkCommon(t, p, rec)
+				if p == PathOpenAPI {
+					continue // the document itself is in the repository
+				}
+				golden(t, goldenName(name, p), dump(rec))
+			}
+		})
+	}
+}
+
+// checkCommon asserts what every response carries.
+func checkCommon(t *testing.T, path string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	hd := rec.Header()
+	if hd.Get("Access-Control-Allow-Origin") != "*" || hd.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("%s: CORS or nosniff missing: %v", path, hd)
+	}
+	if hd.Get("X-Request-Id") == "" {
+		t.Errorf("%s: no X-Request-Id", path)
+	}
+	body := rec.Body.String()
+	switch {
+	case rec.Code == http.StatusOK:
+		if !regexp.MustCompile(`^"[A-Za-z0-9_-]{22}"$`).MatchString(hd.Get("Etag")) {
+			t.Errorf("%s: ETag %q", path, hd.Get("Etag"))
+		}
+		if strings.HasPrefix(hd.Get("Content-Type"), "text/plain") {
+			if !regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$`).MatchString(body) {
+				t.Errorf("%s: text body %q is not an exact decimal without trailing newline", path, body)
+			}
+		} else if !json.Valid([]byte(body)) {
+			t.Errorf("%s: invalid JSON", path)
+		}
+	case rec.Code >= 400:
+		var e errorBody
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Status != rec.Code || e.Error.Code == "" {
+			t.Errorf("%s: error body %s", path, body)
+		}
+		if hd.Get("Cache-Control") != "no-store" && rec.Code >= 500 {
+			t.Errorf("%s: 5xx without no-store", path)
+		}
+		if rec.Code == http.StatusServiceUnavailable && hd.Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", path)
+		}
+	}
+	for _, secret := range []string{"api-key", "redis://", "mainnet-beta"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("%s: body contains %q", path, secret)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package edge
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tokendata/tokendata/shared/buildinfo"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// routePaths lists every route template (metric labels).
+func routePaths() []string {
+	out := []string{PathHealth, PathStatus}
+	for _, r := range renderedRoutes {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+// newEngine builds the Gin engine. Middleware order: recovery, request
+// id, access log, metrics, CORS, security headers.
+func (s *Server) newEngine() *gin.Engine {
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false // /api/price/ is not a path of the API: 404, with CORS
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = false
+	e.Use(s.recovery(), s.requestID(), s.accessLog(), s.observe(), s.cors(), securityHeaders)
+	for i, r := range renderedRoutes {
+		h := s.serveRendered(i)
+		e.GET(r.path, h)
+		e.HEAD(r.path, h)
+		e.OPTIONS(r.path, s.preflight)
+	}
+	for path, h := range map[string]gin.HandlerFunc{PathHealth: s.serveHealth, PathStatus: s.serveStatus} {
+		e.GET(path, h)
+		e.HEAD(path, h)
+		e.OPTIONS(path, s.preflight)
+	}
+	e.NoRoute(func(c *gin.Context) { s.errNotFound.write(c.Writer, c.Request) })
+	e.NoMethod(func(c *gin.Context) { s.errMethod.write(c.Writer, c.Request) })
+	return e
+}
+
+func (s *Server) serveRendered(i int) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		s.view.Load().routes[i].write(c.Writer, c.Request)
+	}
+}
+
+var (
+	hdrAllowOrigin   = one("*")
+	hdrExposeHeaders = one("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id")
+	hdrNoSniff       = one("nosniff")
+	hdrAllowMethods  = one(allowedMethods)
+	hdrAllowHeaders  = one("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")
+	hdrNoStore       = one(noStore)
+)
+
+// preflight answers a CORS preflight: 204, the allowed methods and a max
+// age. The allowed origin is set by the CORS middleware.
+func (s *Server) preflight(c *gin.Context) {
+	h := c.Writer.Header()
+	h["Access-Control-Allow-Methods"] = hdrAllowMethods
+	h["Access-Control-Allow-Headers"] = hdrAllowHeaders
+	h["Access-Control-Max-Age"] = one(strconv.Itoa(int(s.cfg.CORSMaxAge / time.Second)))
+	h["Allow"] = hdrAllowMethods
+	h["Cache-Control"] = hdrNoStore
+	c.Writer.WriteHeader(http.StatusNoContent)
+}
+
+// recovery turns a panic into a 500 internal answer; the panic and its
+// stack go to the log, never to the client.
+func (s *Server) recovery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler { //nolint:errorlint // sentinel panic value, compared as net/http does
+				panic(p)
+			}
+			s.metrics.panics.Inc()
+			s.log.Error("panic", "route", routeLabel(c.FullPath()), "method", c.Request.Method,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !c.Writer.Written() {
+				s.errInternal.write(c.Writer, c.Request)
+			}
+			c.Abort()
+		}()
+		c.Next()
+	}
+}
+
+// requestID takes a well-formed X-Request-Id from the client or makes one,
+// and returns it on the response.
+func (s *Server) requestID() gin.HandlerFunc {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := hex.EncodeToString(b[:]) + "-"
+	var n atomic.Uint64
+	return func(c *gin.Context) {
+		id := c.Request.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = prefix + strconv.FormatUint(n.Add(1), 36)
+		}
+		c.Writer.Header()["X-Request-Id"] = []string{id}
+		c.Next()
+	}
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch ch := id[i]; {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '-', ch == '_', ch == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func routeLabel(fullPath string) string {
+	if fullPath == "" {
+		return routeUnmatched
+	}
+	return fullPath
+}
+
+// accessLog writes one line per request after the handler: every error
+// (status ≥ 400), and one success in Config.AccessLogSample.
+func (s *Server) accessLog() gin.HandlerFunc {
+	every := uint64(s.cfg.AccessLogSample)
+	var n atomic.Uint64
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		status := c.Writer.Status()
+		if status < 400 && (every == 0 || n.Add(1)%every != 0) {
+			return
+		}
+		level := slog.LevelInfo
+		switch {
+		case status >= 500:
+			level = slog.LevelError
+		case status >= 400:
+			level = slog.LevelWarn
+		}
+		path := c.Request.URL.Path
+		if len(path) > 200 {
+			path = path[:200]
+		}
+		s.log.LogAttrs(c.Request.Context(), level, "request",
+			slog.String("method", c.Request.Method),
+			slog.String("route", routeLabel(c.FullPath())),
+			slog.String("path", path),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+			slog.Int("bytes", max(c.Writer.Size(), 0)),
+			slog.String("request_id", c.Writer.Header().Get("X-Request-Id")),
+			slog.Bool("sampled", status < 400))
+	}
+}
+
+// observe records the request metrics.
+func (s *Server) observe() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		s.metrics.observe(c.FullPath(), c.Request.Method, c.Writer.Status(), c.Writer.Size(), time.Since(start))
+	}
+}
+
+// cors allows every origin, without credentials, on every response.
+func (s *Server) cors() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		h := c.Writer.Header()
+		h["Access-Control-Allow-Origin"] = hdrAllowOrigin
+		h["Access-Control-Expose-Headers"] = hdrExposeHeaders
+		c.Next()
+	}
+}
+
+func securityHeaders(c *gin.Context) {
+	c.Writer.Header()["X-Content-Type-Options"] = hdrNoSniff
+	c.Next()
+}
+
+// serveHealth answers /api/health: liveness and versions, computed per
+// request by appending the uptime to a prefix encoded once (no encoder on
+// the request path).
+func (s *Server) serveHealth(c *gin.Context) {
+	body := make([]byte, 0, len(s.healthPrefix)+24)
+	body = append(body, s.healthPrefix...)
+	body = strconv.AppendInt(body, int64(s.now().Sub(s.started)/time.Second), 10)
+	body = append(body, '}')
+	newOK(contentJSON, noStore, body, dataInfo{}).write(c.Writer, c.Request)
+}
+
+// healthPrefix is the /api/health body up to the uptime value.
+func healthPrefix() []byte {
+	build, _ := json.Marshal(struct {
+		Version string `json:"version"`
+		Commit  string `json:"commit"`
+	}{buildinfo.Version, buildinfo.Commit})
+	return []byte(`{"status":"ok","version":"` + APIVersion + `","portal_version":` + strconv.Itoa(PortalVersion) +
+		`,"build":` + string(build) + `,"uptime_seconds":`)
+}

@@ -1,0 +1,151 @@
+package edge
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/ops"
+)
+
+// routeUnmatched is the route label of requests that match no route.
+const routeUnmatched = "unmatched"
+
+// metrics are the edge's series. Every label value comes from this code:
+// route templates, a fixed set of methods, the status codes the edge
+// writes, domain names.
+type metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	respBytes *prometheus.CounterVec
+	refreshes *prometheus.CounterVec
+	storeErrs prometheus.Counter
+	renders   prometheus.Counter
+	panics    prometheus.Counter
+
+	// byRoute caches the children of each known route, so that the request
+	// path does no label hashing. Read-only after newMetrics.
+	byRoute map[string]*routeMetrics
+}
+
+// methodLabels are the method label values; anything else is "OTHER".
+var methodLabels = [...]string{http.MethodGet, http.MethodHead, http.MethodOptions, "OTHER"}
+
+// cachedCodes are the status codes with pre-resolved children.
+var cachedCodes = [...]int{200, 204, 304, 404, 405, 500, 503}
+
+// routeMetrics holds one route's children, resolved on first use (so that
+// /metrics lists only combinations that happened) and cached after.
+type routeMetrics struct {
+	name     string
+	requests [len(methodLabels)][len(cachedCodes)]atomic.Pointer[counterBox]
+	duration [len(methodLabels)]atomic.Pointer[observerBox]
+	bytes    atomic.Pointer[counterBox]
+}
+
+type counterBox struct{ prometheus.Counter }
+type observerBox struct{ prometheus.Observer }
+
+func methodIndex(m string) int {
+	switch m {
+	case http.MethodGet:
+		return 0
+	case http.MethodHead:
+		return 1
+	case http.MethodOptions:
+		return 2
+	}
+	return 3
+}
+
+func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics {
+	f := promauto.With(reg)
+	ns := ops.Namespace
+	m := &metrics{
+		requests: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_requests_total",
+			Help: "Public API requests by route template, method and status code."}, []string{"route", "method", "code"}),
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: "edge", Name: "http_request_duration_seconds",
+			Help:    "Time to answer a public API request, by route template and method.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}},
+			[]string{"route", "method"}),
+		respBytes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_response_bytes_total",
+			Help: "Response body bytes written, by route template."}, []string{"route"}),
+		refreshes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_refreshes_total",
+			Help: "Reads of the store into the snapshot, by result (ok or error)."}, []string{"result"}),
+		storeErrs: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "store_errors_total",
+			Help: "Failed reads of the store (Redis unreachable, timeout)."}),
+		renders: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_renders_total",
+			Help: "Times the pre-rendered bodies were rebuilt (data changed or a domain crossed stale-after or its TTL)."}),
+		panics: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_panics_total",
+			Help: "Handler panics recovered into a 500 answer."}),
+		byRoute: map[string]*routeMetrics{},
+	}
+	for _, d := range contract.Domains {
+		labels := prometheus.Labels{"domain": string(d)}
+		f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "data_age_seconds", ConstLabels: labels,
+			Help: "Age of the domain's document in the snapshot (now − updated_at); -1 when the edge has none."},
+			func() float64 { return s.dataAge(d) })
+		f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "data_stale", ConstLabels: labels,
+			Help: "1 when the domain's document is past its stale-after, 0 when fresh, -1 when the edge has none."},
+			func() float64 { return s.dataStale(d) })
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "store_up",
+		Help: "1 when the last read of the store succeeded."}, func() float64 { return boolFloat(s.storeUp()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "ready",
+		Help: "1 when the edge is ready to serve (it has a snapshot and is not draining)."}, func() float64 { return boolFloat(s.Ready()) })
+	for _, r := range append(routes, routeUnmatched) {
+		m.byRoute[r] = &routeMetrics{name: r}
+	}
+	return m
+}
+
+// observe records one request. route is c.FullPath() ("" when unmatched).
+func (m *metrics) observe(route, method string, code int, size int, d time.Duration) {
+	rm := m.byRoute[route]
+	if rm == nil {
+		route, rm = routeUnmatched, m.byRoute[routeUnmatched]
+	}
+	mi := methodIndex(method)
+	counted := false
+	for ci, c := range cachedCodes {
+		if c == code {
+			b := rm.requests[mi][ci].Load()
+			if b == nil {
+				b = &counterBox{m.requests.WithLabelValues(route, methodLabels[mi], strconv.Itoa(code))}
+				rm.requests[mi][ci].Store(b)
+			}
+			b.Inc()
+			counted = true
+			break
+		}
+	}
+	if !counted { // a code this file did not foresee; still one the edge wrote
+		m.requests.WithLabelValues(route, methodLabels[mi], strconv.Itoa(code)).Inc()
+	}
+	o := rm.duration[mi].Load()
+	if o == nil {
+		o = &observerBox{m.duration.WithLabelValues(route, methodLabels[mi])}
+		rm.duration[mi].Store(o)
+	}
+	o.Observe(d.Seconds())
+	if size > 0 {
+		b := rm.bytes.Load()
+		if b == nil {
+			b = &counterBox{m.respBytes.WithLabelValues(route)}
+			rm.bytes.Store(b)
+		}
+		b.Add(float64(size))
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,91 @@
+package edge
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+)
+
+// TestOpenAPIResponses checks every real response of every endpoint, in
+// every scenario, against the OpenAPI 3.1 document the edge serves, with
+// pb33f/libopenapi-validator: status code declared, declared headers
+// present and valid, JSON body valid against the schema.
+func TestOpenAPIResponses(t *testing.T) {
+	h := newHarness(t, nil)
+	rec := h.do(http.MethodGet, PathOpenAPI)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("openapi: %d", rec.Code)
+	}
+	doc, err := libopenapi.NewDocument(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("parse the served document: %v", err)
+	}
+	if v := doc.GetVersion(); !strings.HasPrefix(v, "3.1") {
+		t.Fatalf("OpenAPI version %q, want 3.1", v)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatalf("validator: %v", errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		for _, e := range verrs {
+			t.Errorf("document: %s: %s", e.Message, e.Reason)
+		}
+	}
+	model, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for p := range model.Model.Paths.PathItems.KeysFromOldest() {
+		documented[p] = true
+	}
+	for _, p := range allPaths {
+		if !documented[p] {
+			t.Errorf("%s is not in the OpenAPI document", p)
+		}
+	}
+	if len(documented) != len(allPaths) {
+		t.Errorf("the document has %d paths, the edge serves %d", len(documented), len(allPaths))
+	}
+
+	// The validator must be able to fail: a body with an amount as a string
+	// and a missing header are rejected.
+	{
+		h := newHarness(t, nil)
+		h.writeAll()
+		h.refresh()
+		rec := h.do(http.MethodGet, PathSupply)
+		resp := rec.Result()
+		resp.Body = io.NopCloser(strings.NewReader(strings.Replace(rec.Body.String(),
+			`"total_supply":999999999.123456`, `"total_supply":"999999999.123456"`, 1)))
+		resp.Header.Del("X-Data-Stale")
+		req, _ := http.NewRequest(http.MethodGet, PathSupply, nil)
+		if ok, verrs := v.ValidateHttpResponse(req, resp); ok || len(verrs) < 2 {
+			t.Fatalf("a tampered response validated (%d errors)", len(verrs))
+		}
+	}
+
+	for name, fill := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			fill(h)
+			h.refresh()
+			for _, p := range allPaths {
+				req, _ := http.NewRequest(http.MethodGet, p, nil)
+				rec := h.do(http.MethodGet, p)
+				resp := rec.Result()
+				if ok, verrs := v.ValidateHttpResponse(req, resp); !ok {
+					for _, e := range verrs {
+						t.Errorf("%s %d: %s: %s %v", p, rec.Code, e.Message, e.Reason, e.SchemaValidationErrors)
+					}
+				}
+				_ = resp.Body.Close()
+			}
+		})
+	}
+}

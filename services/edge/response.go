@@ -1,0 +1,228 @@
+package edge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// group is a freshness group of contract section 5: it decides
+// Cache-Control.
+type group int
+
+const (
+	groupNone group = iota // health, status, errors: no-store
+	groupMarket
+	groupSupply
+	groupHolders
+	groupStatic
+)
+
+const (
+	contentJSON = "application/json; charset=utf-8"
+	contentText = "text/plain; charset=utf-8"
+	noStore     = "no-store"
+)
+
+// header is one precomputed response header: a canonical key and a value
+// slice shared by every response that carries it (never appended to).
+type header struct {
+	key string
+	val []string
+}
+
+// response is one pre-rendered answer: status, body, and every header
+// that depends on the data. The request path copies the headers and
+// writes the body; it never encodes.
+type response struct {
+	status int
+	body   []byte
+	hdr    []header
+	// etag is the quoted strong ETag (200 only).
+	etag string
+	// lastModified is the Last-Modified value (zero: none), for
+	// If-Modified-Since.
+	lastModified time.Time
+}
+
+// dataInfo is the freshness of the data a body is made of.
+type dataInfo struct {
+	// present is false for bodies made of configuration only.
+	present bool
+	// updatedAt is the oldest updated_at of the domains in the body: the
+	// body is only as fresh as its oldest part. It is the body's
+	// updated_at and X-Data-Updated-At.
+	updatedAt time.Time
+	// newest is the newest updated_at: the last time the representation
+	// changed, hence Last-Modified.
+	newest time.Time
+	// stale is true when any domain in the body is past its stale-after.
+	stale bool
+}
+
+// etagOf is a strong ETag: a quoted hash of the body bytes.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+}
+
+// encodeJSON encodes v without HTML escaping and without the encoder's
+// trailing newline.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func one(v string) []string { return []string{v} }
+
+// newOK builds a 200 response.
+func newOK(contentType, cacheControl string, body []byte, info dataInfo) *response {
+	r := &response{status: http.StatusOK, body: body, etag: etagOf(body)}
+	r.hdr = append(r.hdr,
+		header{"Content-Type", one(contentType)},
+		header{"Content-Length", one(strconv.Itoa(len(body)))},
+		header{"Cache-Control", one(cacheControl)},
+		header{"Etag", one(r.etag)},
+	)
+	if info.present {
+		r.lastModified = info.newest.UTC().Truncate(time.Second)
+		r.hdr = append(r.hdr,
+			header{"Last-Modified", one(r.lastModified.Format(http.TimeFormat))},
+			header{"X-Data-Updated-At", one(formatTime(info.updatedAt))},
+			header{"X-Data-Stale", one(strconv.FormatBool(info.stale))},
+		)
+	}
+	return r
+}
+
+// Error codes of contract section 5.
+const (
+	codeNotFound           = "not_found"
+	codeMethodNotAllowed   = "method_not_allowed"
+	codeDataUnavailable    = "data_unavailable"
+	codeHoldersUnavailable = "holders_unavailable"
+	codeNoMarket           = "no_market"
+	codeInternal           = "internal"
+)
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Status  int    `json:"status"`
+}
+
+// newError builds an error response: JSON body, no-store, Retry-After on
+// 503.
+func newError(status int, code, message string, retryAfter time.Duration) *response {
+	body, err := encodeJSON(errorBody{Error: errorDetail{Code: code, Message: message, Status: status}})
+	if err != nil { // cannot happen: strings and an int
+		body = []byte(`{"error":{"code":"internal","message":"internal error","status":500}}`)
+	}
+	r := &response{status: status, body: body}
+	r.hdr = append(r.hdr,
+		header{"Content-Type", one(contentJSON)},
+		header{"Content-Length", one(strconv.Itoa(len(body)))},
+		header{"Cache-Control", one(noStore)},
+	)
+	if status == http.StatusServiceUnavailable {
+		r.hdr = append(r.hdr, header{"Retry-After", one(strconv.Itoa(int(retryAfter / time.Second)))})
+	}
+	if status == http.StatusMethodNotAllowed {
+		r.hdr = append(r.hdr, header{"Allow", one(allowedMethods)})
+	}
+	return r
+}
+
+// allowedMethods is the Allow header of every route.
+const allowedMethods = "GET, HEAD, OPTIONS"
+
+// formatTime is the one time format of bodies and X-Data-Updated-At:
+// RFC 3339 in UTC with the stored precision (milliseconds at most).
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// write sends r: headers, then the body unless the request is HEAD or the
+// client's validators match (304).
+func (r *response) write(w http.ResponseWriter, req *http.Request) int {
+	h := w.Header()
+	for _, kv := range r.hdr {
+		h[kv.key] = kv.val
+	}
+	if r.status == http.StatusOK && notModified(req, r) {
+		delete(h, "Content-Type")
+		delete(h, "Content-Length")
+		w.WriteHeader(http.StatusNotModified)
+		return 0
+	}
+	w.WriteHeader(r.status)
+	if req.Method == http.MethodHead {
+		return 0
+	}
+	n, _ := w.Write(r.body)
+	return n
+}
+
+// notModified evaluates If-None-Match (weak comparison, lists and "*", as
+// RFC 9110 §13.1.2 asks) and, only without it, If-Modified-Since.
+func notModified(req *http.Request, r *response) bool {
+	if inm, ok := req.Header["If-None-Match"]; ok {
+		for _, v := range inm {
+			if etagListMatches(v, r.etag) {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := req.Header.Get("If-Modified-Since"); ims != "" && !r.lastModified.IsZero() {
+		t, err := http.ParseTime(ims)
+		return err == nil && !r.lastModified.After(t)
+	}
+	return false
+}
+
+// etagListMatches reports whether the If-None-Match field value list
+// matches etag, comparing opaque tags weakly (W/ ignored).
+func etagListMatches(list, etag string) bool {
+	for len(list) > 0 {
+		// skip separators
+		for len(list) > 0 && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
+			list = list[1:]
+		}
+		if list == "" {
+			return false
+		}
+		if list[0] == '*' {
+			return true
+		}
+		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false // malformed: not a match
+		}
+		end := 1
+		for end < len(list) && list[end] != '"' {
+			end++
+		}
+		if end == len(list) {
+			return false // unterminated
+		}
+		if list[:end+1] == etag {
+			return true
+		}
+		list = list[end+1:]
+	}
+	return false
+}

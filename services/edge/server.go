@@ -1,0 +1,361 @@
+// Package edge is the public API of tokendata: every endpoint of contract
+// section 4, served by Gin from a snapshot of the store held in memory.
+//
+// The request path does no store I/O and no JSON encoding: a refresher
+// reads the four documents and the collectors' status records when a
+// collector announces an update and on a short poll, renders every
+// endpoint's body, headers and ETag once per change, and publishes them
+// through one atomic pointer. Requests copy precomputed headers and write
+// precomputed bytes. /api/health and /api/status are the exceptions: they
+// are computed per request (no-store), from the snapshot and the last
+// store check, never from the store itself.
+package edge
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/lifecycle"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// Server is the edge: snapshot refresher and public HTTP server.
+type Server struct {
+	common  config.Common
+	token   config.Token
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	demo    bool
+	now     func() time.Time
+	started time.Time
+	timings map[contract.Domain]contract.Timing
+	backend string // "redis" or "memory"
+
+	metrics *metrics
+	engine  *gin.Engine
+	openapi []byte
+	// healthPrefix is /api/health's body up to the uptime.
+	healthPrefix []byte
+
+	view   atomic.Pointer[view]
+	health atomic.Pointer[storeHealth]
+	// statuses are the collectors' status records of the last read.
+	statuses atomic.Pointer[map[string]contract.Status]
+	// loaded is set after the first successful read of the store.
+	loaded   atomic.Bool
+	draining atomic.Bool
+
+	refreshMu sync.Mutex // one refresh at a time
+
+	// precomputed answers that do not depend on the data
+	errNotFound, errMethod, errInternal *response
+	cacheControls                       map[group]string
+}
+
+// storeHealth is the outcome of the last reads of the store.
+type storeHealth struct {
+	ok        bool
+	checkedAt time.Time
+	lastOK    time.Time
+	// err is a generic description: never an address or a password.
+	err string
+}
+
+// New builds the edge for token over deps.Store. It does not touch the
+// store: Run does.
+func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Server, error) {
+	if deps.Store == nil {
+		return nil, errors.New("edge: Deps.Store is required")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := token.Validate(); err != nil {
+		return nil, fmt.Errorf("token: %w", err)
+	}
+	if token.Mint != deps.Store.Mint() {
+		return nil, fmt.Errorf("token mint %s differs from the store's mint %s", token.Mint, deps.Store.Mint())
+	}
+	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, log: deps.Log, demo: deps.Demo,
+		now: deps.Now, timings: common.Timings(), backend: "redis"}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if _, ok := deps.Store.Backend().(*store.Memory); ok {
+		s.backend = "memory"
+	}
+	s.started = s.now()
+	reg := deps.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	openapi, err := openAPIJSON()
+	if err != nil {
+		return nil, fmt.Errorf("edge: embedded OpenAPI document: %w", err)
+	}
+	s.openapi = openapi
+	s.healthPrefix = healthPrefix()
+	s.cacheControls = map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
+		groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}
+	s.errNotFound = newError(http.StatusNotFound, codeNotFound, "No such endpoint; see /api/openapi.json for the list.", cfg.RetryAfter)
+	s.errMethod = newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", cfg.RetryAfter)
+	s.errInternal = newError(http.StatusInternalServerError, codeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
+	s.metrics = newMetrics(reg, routePaths(), s)
+	s.health.Store(&storeHealth{err: "not checked yet"})
+	s.view.Store(s.render(&state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}}, s.now()))
+	s.engine = s.newEngine()
+	return s, nil
+}
+
+func (s *Server) cacheControl(g group) string { return s.cacheControls[g] }
+
+// Handler is the public Gin engine.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Ready reports whether the edge should receive traffic: it has read the
+// store once, and either the store answers or it has data to serve; and
+// it is not draining.
+func (s *Server) Ready() bool {
+	if s.draining.Load() || !s.loaded.Load() {
+		return false
+	}
+	if h := s.health.Load(); h != nil && h.ok {
+		return true
+	}
+	return len(s.view.Load().st.docs) > 0
+}
+
+// Run refreshes the snapshot and serves the public API on
+// common.HTTPAddr until ctx is done, then drains and shuts down.
+func (s *Server) Run(ctx context.Context) error {
+	srv := &lifecycle.Server{
+		Name: "api",
+		Srv: &http.Server{Addr: s.common.HTTPAddr, Handler: s.engine, ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+			MaxHeaderBytes: 32 << 10},
+		BeforeDrain: func() { s.draining.Store(true) },
+		Drain:       s.common.DrainDelay,
+		Timeout:     s.common.ShutdownTimeout,
+		Log:         s.log,
+	}
+	return s.RunWith(ctx, srv)
+}
+
+// RunWith is Run with a given server (standalone and tests pass their own
+// listener).
+func (s *Server) RunWith(ctx context.Context, srv *lifecycle.Server) error {
+	return lifecycle.Run(ctx, s.Refresher, srv.Run)
+}
+
+// Refresher keeps the snapshot current until ctx is done: it re-reads the
+// store when a collector publishes an update, every SnapshotPoll, and
+// re-renders when a domain crosses its stale-after or its TTL.
+func (s *Server) Refresher(ctx context.Context) error {
+	s.Refresh(ctx)
+	var updates <-chan contract.Domain
+	var closeSub func() error
+	subscribe := func() {
+		ch, c, err := s.store.Updates(ctx)
+		if err != nil {
+			s.log.Warn("update notifications unavailable; polling only", "error", s.redact(err.Error()))
+			return
+		}
+		updates, closeSub = ch, c
+	}
+	subscribe()
+	defer func() {
+		if closeSub != nil {
+			_ = closeSub()
+		}
+	}()
+	poll := time.NewTicker(s.cfg.SnapshotPoll)
+	defer poll.Stop()
+	change := time.NewTimer(time.Hour)
+	defer change.Stop()
+	for {
+		change.Reset(s.untilNextChange())
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-updates:
+			if !ok { // subscription ended: poll, and try again on the next tick
+				updates, closeSub = nil, nil
+				continue
+			}
+			drain(updates)
+			s.Refresh(ctx)
+		case <-poll.C:
+			if updates == nil {
+				subscribe()
+			}
+			s.Refresh(ctx)
+		case <-change.C:
+			s.rerender()
+		}
+	}
+}
+
+// drain empties ch of queued notifications: one refresh reads them all.
+func drain(ch <-chan contract.Domain) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *Server) untilNextChange() time.Duration {
+	next := s.view.Load().nextChange
+	if next.IsZero() {
+		return time.Hour
+	}
+	d := next.Sub(s.now())
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	return d
+}
+
+// Refresh reads the store once and publishes a new view when anything
+// changed. A failed read keeps the current snapshot.
+func (s *Server) Refresh(ctx context.Context) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	docs, errs, err := s.store.ReadAll(rctx)
+	var statuses map[string]contract.Status
+	if err == nil {
+		statuses, err = s.store.ReadStatuses(rctx)
+	}
+	now := s.now()
+	prevHealth := s.health.Load()
+	if err != nil {
+		s.metrics.refreshes.WithLabelValues("error").Inc()
+		s.metrics.storeErrs.Inc()
+		h := &storeHealth{ok: false, checkedAt: now, lastOK: prevHealth.lastOK, err: "store unreachable or timed out"}
+		s.health.Store(h)
+		if prevHealth.ok || prevHealth.checkedAt.IsZero() {
+			s.log.Warn("store read failed; serving the last snapshot", "error", s.redact(err.Error()))
+		}
+		s.rerenderLocked(now, false)
+		return
+	}
+	s.metrics.refreshes.WithLabelValues("ok").Inc()
+	s.statuses.Store(&statuses)
+	if !prevHealth.ok && !prevHealth.checkedAt.IsZero() {
+		s.log.Info("store reachable again")
+	}
+	s.health.Store(&storeHealth{ok: true, checkedAt: now, lastOK: now})
+	read := make(map[contract.Domain]readDoc, len(docs))
+	for d, doc := range docs {
+		rd := readDoc{env: doc.Envelope}
+		if ttl := doc.TTL; ttl > 0 {
+			if ttl >= 2*time.Second {
+				ttl = ttl.Round(time.Second) // the store's TTLs are whole seconds; drop the read latency
+			}
+			rd.expires = now.Add(ttl)
+		}
+		read[d] = rd
+	}
+	cur := s.view.Load()
+	next, problems := merge(cur.st, read, errs, statuses, now)
+	for _, p := range problems {
+		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
+	}
+	s.loaded.Store(true)
+	if sameState(cur.st, next) && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
+		return
+	}
+	s.publish(next, now)
+}
+
+// rerender re-renders the current state when a domain crossed a boundary.
+func (s *Server) rerender() {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.rerenderLocked(s.now(), true)
+}
+
+func (s *Server) rerenderLocked(now time.Time, force bool) {
+	cur := s.view.Load()
+	if !force && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
+		return
+	}
+	s.publish(expire(cur.st, now), now)
+}
+
+func (s *Server) publish(st *state, now time.Time) {
+	s.view.Store(s.render(st, now))
+	s.metrics.renders.Inc()
+}
+
+// sameState reports whether two states render the same bodies at the
+// same instant: same documents (by updated_at and bytes), same
+// rejections, same holders run (it decides holders_unavailable).
+func sameState(a, b *state) bool {
+	if len(a.docs) != len(b.docs) || len(a.rejected) != len(b.rejected) {
+		return false
+	}
+	for d, x := range a.docs {
+		y := b.docs[d]
+		if y == nil || !x.env.UpdatedAt.Equal(y.env.UpdatedAt) || string(x.env.Data) != string(y.env.Data) ||
+			x.env.Source != y.env.Source || !x.expires.Equal(y.expires) {
+			return false
+		}
+	}
+	for d, why := range a.rejected {
+		if b.rejected[d] != why {
+			return false
+		}
+	}
+	ra := a.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
+	rb := b.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
+	return ra.OK == rb.OK && ra.ErrorKind == rb.ErrorKind && ra.Error == rb.Error && ra.Remedy == rb.Remedy
+}
+
+// redact removes every configured secret from msg.
+func (s *Server) redact(msg string) string {
+	return config.Redact(msg, s.common.SolanaRPCURL, s.common.HoldersRPC(), s.common.RedisURL)
+}
+
+// dataAge is the age in seconds of a domain's document, -1 when absent.
+func (s *Server) dataAge(d contract.Domain) float64 {
+	doc := s.view.Load().st.docs[d]
+	if doc == nil {
+		return -1
+	}
+	return s.now().Sub(doc.env.UpdatedAt).Seconds()
+}
+
+func (s *Server) dataStale(d contract.Domain) float64 {
+	doc := s.view.Load().st.docs[d]
+	if doc == nil {
+		return -1
+	}
+	return boolFloat(s.now().Sub(doc.env.UpdatedAt) > s.timings[d].StaleAfter)
+}
+
+func (s *Server) storeUp() bool { return s.health.Load().ok }

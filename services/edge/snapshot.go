@@ -1,0 +1,211 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/amount"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// doc is one domain's document as the edge holds it: the envelope, its
+// decoded and validated document, and when it expires.
+type doc struct {
+	env contract.Envelope
+	// value is *contract.Supply, *contract.Metadata, *contract.Market or
+	// *contract.Holders.
+	value any
+	// expires is when the key's TTL runs out (zero: never).
+	expires time.Time
+}
+
+// state is the immutable input of one rendering: the documents, the
+// collectors' status records, and what went wrong reading them.
+type state struct {
+	docs map[contract.Domain]*doc
+	// rejected names domains whose stored value was refused (unknown
+	// schema_version, undecodable, invalid amounts), with why. The previous
+	// good document, if any, is still in docs.
+	rejected map[contract.Domain]string
+	statuses map[string]contract.Status
+}
+
+func (st *state) supply() *contract.Supply {
+	if d := st.docs[contract.DomainSupply]; d != nil {
+		return d.value.(*contract.Supply)
+	}
+	return nil
+}
+
+func (st *state) metadata() *contract.Metadata {
+	if d := st.docs[contract.DomainMetadata]; d != nil {
+		return d.value.(*contract.Metadata)
+	}
+	return nil
+}
+
+func (st *state) market() *contract.Market {
+	if d := st.docs[contract.DomainMarket]; d != nil {
+		return d.value.(*contract.Market)
+	}
+	return nil
+}
+
+func (st *state) holders() *contract.Holders {
+	if d := st.docs[contract.DomainHolders]; d != nil {
+		return d.value.(*contract.Holders)
+	}
+	return nil
+}
+
+// decode turns an envelope into its validated document. It is the one
+// place where bytes written by another process are interpreted, so it
+// refuses anything the renderers could not turn into an exact body.
+func decode(env contract.Envelope) (any, error) {
+	switch env.Domain {
+	case contract.DomainSupply:
+		var s contract.Supply
+		if err := env.Decode(&s); err != nil {
+			return nil, err
+		}
+		return &s, validateSupply(&s)
+	case contract.DomainMetadata:
+		var m contract.Metadata
+		if err := env.Decode(&m); err != nil {
+			return nil, err
+		}
+		return &m, nil
+	case contract.DomainMarket:
+		var m contract.Market
+		if err := env.Decode(&m); err != nil {
+			return nil, err
+		}
+		return &m, validateMarket(&m)
+	case contract.DomainHolders:
+		var h contract.Holders
+		if err := env.Decode(&h); err != nil {
+			return nil, err
+		}
+		return &h, nil
+	}
+	return nil, fmt.Errorf("unknown domain %q", env.Domain)
+}
+
+func validateSupply(s *contract.Supply) error {
+	if s.Decimals > 18 {
+		return fmt.Errorf("supply: decimals %d is more than 18", s.Decimals)
+	}
+	if _, err := amount.ParseU64(s.TotalRaw); err != nil {
+		return fmt.Errorf("supply: total_raw: %w", err)
+	}
+	if _, err := amount.ParseU64(s.CirculatingRaw); err != nil {
+		return fmt.Errorf("supply: circulating_raw: %w", err)
+	}
+	if s.MaxRaw != "" {
+		if _, err := amount.Format(s.MaxRaw, s.Decimals); err != nil {
+			return fmt.Errorf("supply: max_raw: %w", err)
+		}
+	}
+	return nil
+}
+
+func validateMarket(m *contract.Market) error {
+	switch m.Status {
+	case contract.MarketOK:
+		if m.PriceUSD == nil || !m.PriceUSD.IsPositive() {
+			return errors.New("market: status ok without a positive price_usd")
+		}
+		if m.Selected == nil {
+			return errors.New("market: status ok without a selected pair")
+		}
+	case contract.MarketNotIndexed, contract.MarketNoUsablePair:
+	default:
+		return fmt.Errorf("market: unknown status %q", m.Status)
+	}
+	return nil
+}
+
+// merge builds the next state from the previous one and a successful read
+// of the store. For each domain the newest valid document wins: a document
+// the store returns replaces ours unless ours is strictly newer; a domain
+// the store no longer has (expired, or lost by a Redis restart without
+// persistence) keeps our copy until its own TTL runs out; a value that
+// cannot be used never replaces a good one. Documents past their TTL are
+// dropped.
+func merge(prev *state, read map[contract.Domain]readDoc, readErrs map[contract.Domain]error, statuses map[string]contract.Status, now time.Time) (*state, []string) {
+	next := &state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}, statuses: statuses}
+	if statuses == nil && prev != nil {
+		next.statuses = prev.statuses
+	}
+	var problems []string
+	for _, d := range contract.Domains {
+		var old *doc
+		if prev != nil {
+			old = prev.docs[d]
+		}
+		cur := old
+		if r, ok := read[d]; ok {
+			switch {
+			case old != nil && old.env.UpdatedAt.Equal(r.env.UpdatedAt) && string(old.env.Data) == string(r.env.Data):
+				// unchanged; the expiry computed from the remaining TTL
+				// jitters by the read latency, so keep ours unless it moved
+				if diff := r.expires.Sub(old.expires); diff > time.Second || diff < -time.Second {
+					cur = &doc{env: old.env, value: old.value, expires: r.expires}
+				}
+			case old != nil && old.env.UpdatedAt.After(r.env.UpdatedAt):
+				// ours is newer (e.g. Redis failed over to a lagging replica)
+			default:
+				v, err := decode(r.env)
+				if err != nil {
+					next.rejected[d] = err.Error()
+					problems = append(problems, err.Error())
+					break
+				}
+				cur = &doc{env: r.env, value: v, expires: r.expires}
+			}
+		}
+		if e := readErrs[d]; e != nil {
+			next.rejected[d] = e.Error()
+			problems = append(problems, e.Error())
+		}
+		if cur != nil && !cur.expires.IsZero() && !now.Before(cur.expires) {
+			cur = nil
+		}
+		if cur != nil {
+			next.docs[d] = cur
+		}
+	}
+	if prev != nil && read == nil { // the store could not be read: keep the rejections known
+		for d, why := range prev.rejected {
+			next.rejected[d] = why
+		}
+	}
+	return next, problems
+}
+
+// readDoc is a document as read from the store, with its expiry.
+type readDoc struct {
+	env     contract.Envelope
+	expires time.Time
+}
+
+// expire drops documents past their TTL from st (a copy when any is).
+func expire(st *state, now time.Time) *state {
+	n := 0
+	for _, d := range st.docs {
+		if !d.expires.IsZero() && !now.Before(d.expires) {
+			n++
+		}
+	}
+	if n == 0 {
+		return st
+	}
+	next := &state{docs: map[contract.Domain]*doc{}, rejected: st.rejected, statuses: st.statuses}
+	for k, d := range st.docs {
+		if d.expires.IsZero() || now.Before(d.expires) {
+			next.docs[k] = d
+		}
+	}
+	return next
+}

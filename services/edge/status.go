@@ -1,0 +1,246 @@
+package edge
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// Overall and per-check status values of /api/status.
+const (
+	statusOK       = "ok"
+	statusDegraded = "degraded"
+	statusDown     = "down"
+	statusStale    = "stale"
+	statusMissing  = "missing"
+	statusFailing  = "failing"
+	statusUnknown  = "unknown"
+)
+
+type statusBody struct {
+	Status        string       `json:"status"`
+	Version       string       `json:"version"`
+	PortalVersion int          `json:"portal_version"`
+	Mode          string       `json:"mode"`
+	Mint          string       `json:"mint"`
+	CheckedAt     string       `json:"checked_at"`
+	Problems      []string     `json:"problems"`
+	Checks        statusChecks `json:"checks"`
+}
+
+type statusChecks struct {
+	Redis            storeCheck                `json:"redis"`
+	Domains          map[string]domainCheck    `json:"domains"`
+	Collectors       map[string]collectorCheck `json:"collectors"`
+	LedgerRPC        upstreamCheck             `json:"ledger_rpc"`
+	MarketAggregator upstreamCheck             `json:"market_aggregator"`
+}
+
+type storeCheck struct {
+	Status    string  `json:"status"`
+	Backend   string  `json:"backend"`
+	CheckedAt *string `json:"checked_at"`
+	LastOKAt  *string `json:"last_ok_at"`
+	Error     *string `json:"error"`
+}
+
+type domainCheck struct {
+	Status            string  `json:"status"`
+	UpdatedAt         *string `json:"updated_at"`
+	AgeSeconds        *int64  `json:"age_seconds"`
+	StaleAfterSeconds int64   `json:"stale_after_seconds"`
+	Stale             bool    `json:"stale"`
+	ExpiresAt         *string `json:"expires_at"`
+	Rejected          *string `json:"rejected"`
+}
+
+type collectorCheck struct {
+	Status    string              `json:"status"`
+	Simulated bool                `json:"simulated"`
+	Runs      map[string]runCheck `json:"runs"`
+}
+
+type runCheck struct {
+	OK                  bool    `json:"ok"`
+	StartedAt           string  `json:"started_at"`
+	FinishedAt          string  `json:"finished_at"`
+	Upstream            string  `json:"upstream"`
+	ErrorKind           *string `json:"error_kind"`
+	Error               *string `json:"error"`
+	Remedy              *string `json:"remedy"`
+	ConsecutiveFailures int     `json:"consecutive_failures"`
+	LastSuccessAt       *string `json:"last_success_at"`
+	Note                *string `json:"note"`
+}
+
+type upstreamCheck struct {
+	Status        string  `json:"status"`
+	Upstream      *string `json:"upstream"`
+	Simulated     bool    `json:"simulated"`
+	LastRunAt     *string `json:"last_run_at"`
+	LastSuccessAt *string `json:"last_success_at"`
+	ErrorKind     *string `json:"error_kind"`
+	Error         *string `json:"error"`
+	MarketStatus  *string `json:"market_status,omitempty"`
+}
+
+func timeStr(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr(formatTime(t))
+}
+
+// serveStatus answers /api/status, computed per request from the snapshot,
+// the last store check and the status records of the last read.
+func (s *Server) serveStatus(c *gin.Context) {
+	body, err := encodeJSON(s.statusReport())
+	if err != nil {
+		s.log.Error("encode status", "error", err.Error())
+		s.errInternal.write(c.Writer, c.Request)
+		return
+	}
+	newOK(contentJSON, noStore, body, dataInfo{}).write(c.Writer, c.Request)
+}
+
+func (s *Server) statusReport() statusBody {
+	now := s.now()
+	v := s.view.Load()
+	st := v.st
+	h := s.health.Load()
+	var statuses map[string]contract.Status
+	if p := s.statuses.Load(); p != nil {
+		statuses = *p
+	}
+	b := statusBody{Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: s.token.Mint,
+		CheckedAt: formatTime(now), Problems: []string{},
+		Checks: statusChecks{Domains: map[string]domainCheck{}, Collectors: map[string]collectorCheck{}}}
+	if s.demo {
+		b.Mode = "demo"
+	}
+	problem := func(p string) { b.Problems = append(b.Problems, p) }
+
+	// store
+	rc := storeCheck{Status: statusOK, Backend: s.backend, CheckedAt: timeStr(h.checkedAt), LastOKAt: timeStr(h.lastOK)}
+	if !h.ok {
+		rc.Status, rc.Error = statusDown, ptr(h.err)
+		if h.checkedAt.IsZero() {
+			rc.Status = statusUnknown
+		}
+		problem("store: " + h.err + "; serving the last snapshot")
+	}
+	b.Checks.Redis = rc
+
+	// domains
+	for _, d := range contract.Domains {
+		t := s.timings[d]
+		dc := domainCheck{Status: statusMissing, StaleAfterSeconds: int64(t.StaleAfter / time.Second)}
+		if doc := st.docs[d]; doc != nil {
+			age := now.Sub(doc.env.UpdatedAt)
+			dc.UpdatedAt, dc.AgeSeconds = ptr(formatTime(doc.env.UpdatedAt)), ptr(int64(age/time.Second))
+			dc.ExpiresAt = timeStr(doc.expires)
+			dc.Status = statusOK
+			if age > t.StaleAfter {
+				dc.Status, dc.Stale = statusStale, true
+				problem(string(d) + ": stale (older than its stale-after)")
+			}
+		} else {
+			problem(string(d) + ": no data")
+		}
+		if why, ok := st.rejected[d]; ok {
+			dc.Rejected = ptr(s.redact(why))
+			problem(string(d) + ": the stored document was refused")
+		}
+		b.Checks.Domains[string(d)] = dc
+	}
+
+	// collectors
+	for _, name := range contract.Collectors {
+		rec, ok := statuses[name]
+		cc := collectorCheck{Status: statusUnknown, Runs: map[string]runCheck{}}
+		if ok {
+			cc.Status, cc.Simulated = statusOK, rec.Simulated
+			for d, run := range rec.Runs {
+				cc.Runs[string(d)] = s.runCheck(run)
+				if !run.OK {
+					cc.Status = statusFailing
+				}
+			}
+			if cc.Status == statusFailing {
+				problem("collector " + name + ": last run failed")
+			}
+		} else {
+			problem("collector " + name + ": no status record")
+		}
+		b.Checks.Collectors[name] = cc
+	}
+
+	// upstreams, as the collectors last saw them
+	b.Checks.LedgerRPC = s.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
+	b.Checks.MarketAggregator = s.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
+	if m := st.market(); m != nil {
+		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
+	}
+
+	sort.Strings(b.Problems)
+	switch {
+	case len(st.docs) == 0:
+		b.Status = statusDown
+	case len(b.Problems) > 0:
+		b.Status = statusDegraded
+	default:
+		b.Status = statusOK
+	}
+	return b
+}
+
+func (s *Server) runCheck(run contract.Run) runCheck {
+	rc := runCheck{OK: run.OK, StartedAt: formatTime(run.StartedAt), FinishedAt: formatTime(run.FinishedAt),
+		Upstream: run.Upstream, ConsecutiveFailures: run.ConsecutiveFailures}
+	if run.ErrorKind != "" {
+		rc.ErrorKind = ptr(run.ErrorKind)
+	}
+	if run.Error != "" {
+		rc.Error = ptr(s.redact(run.Error))
+	}
+	if run.Remedy != "" {
+		rc.Remedy = ptr(s.redact(run.Remedy))
+	}
+	if run.Note != "" {
+		rc.Note = ptr(s.redact(run.Note))
+	}
+	if run.LastSuccessAt != nil {
+		rc.LastSuccessAt = timeStr(*run.LastSuccessAt)
+	}
+	return rc
+}
+
+// upstream summarises the latest run among the given domains of one
+// collector's record.
+func (s *Server) upstream(rec contract.Status, ds ...contract.Domain) upstreamCheck {
+	uc := upstreamCheck{Status: statusUnknown, Simulated: rec.Simulated}
+	var latest *contract.Run
+	for _, d := range ds {
+		if run, ok := rec.Runs[d]; ok && (latest == nil || run.FinishedAt.After(latest.FinishedAt)) {
+			latest = &run
+		}
+	}
+	if latest == nil {
+		return uc
+	}
+	uc.Status = statusOK
+	if !latest.OK {
+		uc.Status = statusFailing
+		uc.ErrorKind = ptr(latest.ErrorKind)
+		uc.Error = ptr(s.redact(latest.Error))
+	}
+	uc.Upstream = nonEmpty(latest.Upstream)
+	uc.LastRunAt = timeStr(latest.FinishedAt)
+	if latest.LastSuccessAt != nil {
+		uc.LastSuccessAt = timeStr(*latest.LastSuccessAt)
+	}
+	return uc
+}
