@@ -76,6 +76,10 @@ dev: ## skaffold dev against the kind cluster (build, deploy the chart, watch); 
 kind-down: ## Delete the local kind cluster
 	hack/kind-down.sh
 
+.PHONY: bench
+bench: ## Load test (wrk, 64 connections) of the edge as deployed vs a minimal Gin handler: rps, p50, p99, RSS
+	services/edge/bench/run.sh
+
 .PHONY: bench-holders
 bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall time, accounts/s, peak RSS)
 	services/holders/bench/run.sh
