@@ -89,7 +89,9 @@ func Run(ctx context.Context, o Options) error {
 		common.HoldersRPCURL = ""
 		common.DexScreenerURL, common.GeckoTerminalURL = sim.DexScreenerURL, sim.GeckoTerminalURL
 		for _, p := range sim.OfficialPairs {
-			token.OfficialPairs = append(token.OfficialPairs, config.OfficialPair{Address: p})
+			token.OfficialPairs = append(token.OfficialPairs, config.OfficialPair{Address: p.Address, Dex: p.Dex, Base: p.Base, Quote: p.Quote})
+			token.Exchanges = append(token.Exchanges, config.Exchange{Name: p.Dex + " (simulated)", Type: "dex",
+				Pair: p.Address, Base: p.Base, Quote: p.Quote, InfoURL: p.URL, Official: true})
 		}
 	}
 	logging.Start(log, common)

@@ -64,12 +64,20 @@ type Sim struct {
 	RPCURL string
 	// DexScreenerURL and GeckoTerminalURL are the aggregator base URLs.
 	DexScreenerURL, GeckoTerminalURL string
-	// OfficialPairs are the scenario's official pair addresses.
-	OfficialPairs []string
+	// OfficialPairs are the scenario's official pairs, as a token file
+	// would declare them.
+	OfficialPairs []OfficialPair
 
 	opts   Options
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// OfficialPair is one official pair of the scenario.
+type OfficialPair struct {
+	Address, Dex, Base, Quote string
+	// URL is the pair's page at the aggregator.
+	URL string
 }
 
 // MintAuthority is the simulated token's mint authority.
@@ -100,11 +108,19 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		cancel()
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
-	market := s.Dex.LoadScenario(opts.Mint, opts.Seed)
+	s.Dex.LoadScenario(opts.Mint, opts.Seed)
 	// One identity on every upstream: the aggregators name the token as
 	// its on-chain metadata does.
 	s.Dex.Update(opts.Mint, func(m *dexsim.Market) { m.Token.Name, m.Token.Symbol = opts.Name, opts.Symbol })
-	s.OfficialPairs = market.OfficialPairs()
+	market, _ := s.Dex.Market(opts.Mint)
+	for _, p := range market.Pairs {
+		if !p.Official {
+			continue
+		}
+		base, quote := p.BaseQuote(market.Token)
+		s.OfficialPairs = append(s.OfficialPairs, OfficialPair{Address: p.Address, Dex: p.Dex,
+			Base: base.Symbol, Quote: quote.Symbol, URL: p.URL()})
+	}
 	var err error
 	if s.RPCURL, err = s.RPC.Start(ctx); err != nil {
 		cancel()

@@ -73,6 +73,11 @@ func TestStartServesEveryUpstream(t *testing.T) {
 	if m := s.Market(); !m.HasSelected || len(s.OfficialPairs) == 0 {
 		t.Errorf("market truth = %+v, official %v", m, s.OfficialPairs)
 	}
+	for _, p := range s.OfficialPairs {
+		if p.Dex == "" || (p.Base != "DEMO" && p.Quote != "DEMO") || p.URL == "" {
+			t.Errorf("official pair without details: %+v", p)
+		}
+	}
 }
 
 func TestStartNeedsAMint(t *testing.T) {
