@@ -27,6 +27,7 @@ import (
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/process"
 	"github.com/tokendata/tokendata/shared/simulator"
 	"github.com/tokendata/tokendata/shared/store"
 )
@@ -96,11 +97,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	logging.Start(log, common)
 
-	st, closeStore, backend, err := openStore(common, token.Mint)
+	st, backend, err := process.OpenStore(common, token.Mint)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer func() { _ = st.Close() }()
 
 	reg := ops.NewRegistry("standalone")
 	deps := collector.Deps{Store: st, Metrics: collector.NewMetrics(reg), Registry: reg, Log: log, Simulated: demo}
@@ -147,17 +148,11 @@ func Run(ctx context.Context, o Options) error {
 		_ = apiL.Close()
 		return err
 	}
-	var ready ops.Readiness
-	ready.Set(true)
-	opsSrv := &lifecycle.Server{
-		Name: "ops", Listener: opsL, Log: log,
-		Srv:         &http.Server{Handler: ops.Handler(reg, func() bool { return ready.Ready() && api.Ready() }), ReadHeaderTimeout: 5 * time.Second},
-		BeforeDrain: func() { ready.Set(false) }, Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
-	}
+	opsSrv := process.OpsServer(common, reg, api.Ready, opsL, log)
 	apiSrv := &lifecycle.Server{
 		Name: "api", Listener: apiL, Log: log,
-		Srv:         &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
-		BeforeDrain: func() { ready.Set(false) }, Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
+		Srv:   &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
 	}
 
 	info := Info{Demo: demo, Mint: token.Mint, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
@@ -178,19 +173,6 @@ func Run(ctx context.Context, o Options) error {
 func withLog(d collector.Deps, name string) collector.Deps {
 	d.Log = d.Log.With("component", name)
 	return d
-}
-
-func openStore(c config.Common, mint string) (*store.Store, func(), string, error) {
-	if c.RedisURL == "" {
-		m := store.NewMemory()
-		return store.New(m, mint), func() { _ = m.Close() }, "memory", nil
-	}
-	opts, err := store.ParseRedisURL(c.RedisURL.Reveal())
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("REDIS_URL: %w", err)
-	}
-	r := store.NewRedis(opts)
-	return store.New(r, mint), func() { _ = r.Close() }, "redis", nil
 }
 
 func listen(l net.Listener, addr, name string) (net.Listener, error) {

@@ -1,0 +1,72 @@
+package process
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/ops"
+	"github.com/tokendata/tokendata/shared/redistest"
+)
+
+func TestSetupNamesWhatIsMissing(t *testing.T) {
+	if _, err := Setup("market", io.Discard); err == nil || !strings.Contains(err.Error(), "TOKEN_CONFIG") {
+		t.Errorf("without a token: %v", err)
+	}
+	t.Setenv("TOKEN_MINT", config.DemoMint)
+	if _, err := Setup("market", io.Discard); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Errorf("without Redis: %v", err)
+	}
+	t.Setenv("REDIS_URL", "redis://:hunter2@[bad")
+	if _, err := Setup("market", io.Discard); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("bad Redis URL: %v", err)
+	}
+}
+
+func TestSetupAndServe(t *testing.T) {
+	srv := redistest.Start(t)
+	t.Setenv("TOKEN_MINT", config.DemoMint)
+	t.Setenv("REDIS_URL", srv.URL())
+	t.Setenv("DRAIN_DELAY", "300ms")
+	p, err := Setup("market", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Store.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvOps := OpsServer(p.Common, ops.NewRegistry("t"), nil, l, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srvOps.Run(ctx) }()
+	readyz := func() int {
+		resp, err := http.Get("http://" + l.Addr().String() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := readyz(); c != 200 {
+		t.Fatalf("readyz = %d", c)
+	}
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	if c := readyz(); c != 503 {
+		t.Errorf("readyz while draining = %d, want 503", c)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
