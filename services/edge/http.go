@@ -48,8 +48,10 @@ func (s *Server) newEngine() *gin.Engine {
 		e.HEAD(path, h)
 		e.OPTIONS(path, s.preflight)
 	}
-	e.NoRoute(func(c *gin.Context) { s.errNotFound.write(c.Writer, c.Request) })
-	e.NoMethod(func(c *gin.Context) { s.errMethod.write(c.Writer, c.Request) })
+	// WriteHeaderNow marks the answer written even for HEAD (no body), so
+	// that Gin does not append its own text/plain 404 or 405.
+	e.NoRoute(func(c *gin.Context) { s.errNotFound.write(c.Writer, c.Request); c.Writer.WriteHeaderNow() })
+	e.NoMethod(func(c *gin.Context) { s.errMethod.write(c.Writer, c.Request); c.Writer.WriteHeaderNow() })
 	return e
 }
 

@@ -104,12 +104,16 @@ type renderer struct {
 func (s *Server) render(st *state, now time.Time) *view {
 	v := &view{st: st, renderedAt: now}
 	r := &renderer{s: s, st: st, now: now}
+	prev := s.view.Load()
 	for i, rt := range renderedRoutes {
 		r.route = rt
 		resp, err := safeRender(r)
 		if err != nil {
 			s.log.Error("render failed", "route", rt.path, "error", err.Error())
 			resp = s.errInternal
+		}
+		if prev != nil {
+			resp.keepLastModifiedMonotonic(prev.routes[i], now)
 		}
 		v.routes[i] = resp
 	}

@@ -104,6 +104,40 @@ func newOK(contentType, cacheControl string, body []byte, info dataInfo) *respon
 	return r
 }
 
+// keepLastModifiedMonotonic makes Last-Modified move forward whenever the
+// body changes. It follows the data's updated_at, but a body can change
+// without newer data (the stale flag flips, a domain of a composite body
+// expires): then the date of this render is the change, so that a client
+// revalidating with If-Modified-Since never gets a 304 for a body it has
+// not seen.
+func (r *response) keepLastModifiedMonotonic(prev *response, now time.Time) {
+	if r.status != http.StatusOK || prev == nil || prev.status != http.StatusOK ||
+		r.lastModified.IsZero() || prev.lastModified.IsZero() {
+		return
+	}
+	switch {
+	case r.etag == prev.etag:
+		// The same body: keep the date clients already hold.
+		r.setLastModified(prev.lastModified)
+	case !r.lastModified.After(prev.lastModified):
+		// A new body without newer data: it changed now.
+		t := now.UTC().Truncate(time.Second)
+		if !t.After(prev.lastModified) {
+			t = prev.lastModified.Add(time.Second)
+		}
+		r.setLastModified(t)
+	}
+}
+
+func (r *response) setLastModified(t time.Time) {
+	r.lastModified = t
+	for i := range r.hdr {
+		if r.hdr[i].key == "Last-Modified" {
+			r.hdr[i].val = one(t.Format(http.TimeFormat))
+		}
+	}
+}
+
 // Error codes of contract section 5.
 const (
 	codeNotFound           = "not_found"

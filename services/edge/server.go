@@ -19,6 +19,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,9 +338,23 @@ func sameState(a, b *state) bool {
 	return ra.OK == rb.OK && ra.ErrorKind == rb.ErrorKind && ra.Error == rb.Error && ra.Remedy == rb.Remedy
 }
 
-// redact removes every configured secret from msg.
+// anyURL matches an absolute URL: an upstream's message echoed from a
+// status record must never carry one, whether or not this process knows
+// the secret (in a cluster only the collectors hold the RPC URLs).
+var anyURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// maxEchoed bounds a message echoed from a status record.
+const maxEchoed = 300
+
+// redact removes every configured secret and every URL from msg, and
+// bounds its length.
 func (s *Server) redact(msg string) string {
-	return config.Redact(msg, s.common.SolanaRPCURL, s.common.HoldersRPC(), s.common.RedisURL)
+	msg = config.Redact(msg, s.common.SolanaRPCURL, s.common.HoldersRPC(), s.common.RedisURL)
+	msg = anyURL.ReplaceAllString(msg, "[url]")
+	if len(msg) > maxEchoed {
+		msg = strings.ToValidUTF8(msg[:maxEchoed], "") + "…"
+	}
+	return msg
 }
 
 // dataAge is the age in seconds of a domain's document, -1 when absent.

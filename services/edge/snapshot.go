@@ -102,6 +102,10 @@ func validateSupply(s *contract.Supply) error {
 	if _, err := amount.ParseU64(s.CirculatingRaw); err != nil {
 		return fmt.Errorf("supply: circulating_raw: %w", err)
 	}
+	if amount.Compare(s.CirculatingRaw, s.TotalRaw) != 0 {
+		// Disclosure rule 1: every minted token circulates.
+		return fmt.Errorf("supply: circulating_raw %s differs from total_raw %s", s.CirculatingRaw, s.TotalRaw)
+	}
 	if s.MaxRaw != "" {
 		if _, err := amount.Format(s.MaxRaw, s.Decimals); err != nil {
 			return fmt.Errorf("supply: max_raw: %w", err)
