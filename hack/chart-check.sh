@@ -7,9 +7,13 @@
 #    structured-merge-diff schema + the Go types of the CRD kinds), the
 #    policies, each conditional of the chart, golden renders; and the cache
 #    tier's nginx config run for real (Debian's nginx) in front of a running
-#    standalone edge.
-# Installs what it needs when missing (nginx; helm is built from its pinned
-# module into .bin/helm).
+#    standalone edge; the dashboards and alert rules linted, and checked
+#    against a real Prometheus (Debian's) scraping running standalones;
+#    METRICS.md checked against the metrics the processes export;
+#  - promtool check rules and promtool test rules on the alert rules file
+#    the chart ships (charts/tokendata/files/alerts).
+# Installs what it needs when missing (nginx, prometheus with promtool;
+# helm is built from its pinned module into .bin/helm).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -31,6 +35,9 @@ for f in charts/tokendata/ci/*.yaml charts/tokendata/values-dev.yaml; do
   }
 done
 echo "lint: defaults and $(ls charts/tokendata/ci/*.yaml | wc -l) CI values files pass"
+
+echo "== promtool (alert rules and their unit tests)"
+(cd charts/tokendata/files/alerts && promtool check rules tokendata-rules.yaml && promtool test rules tokendata-rules.test.yaml)
 
 echo "== hack/chartcheck"
 (cd hack/chartcheck && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...)

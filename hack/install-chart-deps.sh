@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
 # Installs what the chart checks need and a fresh machine lacks: Debian's
-# nginx, which the cache-tier test runs with the chart's own config.
+# nginx, which the cache-tier test runs with the chart's own config, and
+# Debian's prometheus, whose promtool checks and unit-tests the alert rules
+# and whose server the monitoring test runs against a live standalone.
 # Idempotent and quick when everything is present. Debian packages need
-# root (CI is root). The package's service is not started: the test starts
-# its own nginx on a free loopback port, and nothing else should listen.
+# root (CI is root). The packages' services are not started: the tests
+# start their own nginx and prometheus on free loopback ports, and nothing
+# else should listen.
 set -euo pipefail
 
 nginx_bin() {
   command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true
 }
+promtool_bin() {
+  command -v promtool 2>/dev/null || { [ -x /usr/bin/promtool ] && echo /usr/bin/promtool; } || true
+}
+prometheus_bin() {
+  command -v prometheus 2>/dev/null || { [ -x /usr/bin/prometheus ] && echo /usr/bin/prometheus; } || true
+}
 
-if [ -n "$(nginx_bin)" ]; then
+missing=()
+if [ -z "$(nginx_bin)" ]; then
+  missing+=(nginx)
+fi
+if [ -z "$(promtool_bin)" ] || [ -z "$(prometheus_bin)" ]; then
+  missing+=(prometheus)
+fi
+if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
-echo "installing chart-check dependencies: nginx"
+echo "installing chart-check dependencies: ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
   SUDO=sudo
 else
@@ -21,9 +37,9 @@ else
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# Keep the maintainer scripts from starting nginx on port 80 (the same
-# mechanism Debian's container images use). Only a policy file this script
-# created is removed again.
+# Keep the maintainer scripts from starting nginx on port 80 or prometheus
+# on port 9090 (the same mechanism Debian's container images use). Only a
+# policy file this script created is removed again.
 policy=/usr/sbin/policy-rc.d
 created_policy=
 if [ ! -e "$policy" ]; then
@@ -39,5 +55,16 @@ cleanup() {
 trap cleanup EXIT
 
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends nginx
-echo "nginx: $(nginx_bin)"
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+for b in nginx promtool prometheus; do
+  case "$b" in
+    nginx) p="$(nginx_bin)" ;;
+    promtool) p="$(promtool_bin)" ;;
+    prometheus) p="$(prometheus_bin)" ;;
+  esac
+  if [ -z "$p" ]; then
+    echo "install-chart-deps: $b still missing after apt-get install" >&2
+    exit 1
+  fi
+  echo "$b: $p"
+done

@@ -258,8 +258,11 @@ func (p *process) kill(t *testing.T) {
 		return
 	}
 	_ = p.cmd.Process.Kill()
-	<-p.done
+	_ = p.exit() // killed: its exit error says so
 }
+
+// exit waits for the process to end and returns its exit error.
+func (p *process) exit() error { return <-p.done }
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -290,10 +293,13 @@ func start(t *testing.T, cmd *exec.Cmd) *process {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case <-p.done:
+			case err := <-p.done:
+				if err != nil && t.Failed() {
+					t.Logf("%s exited: %v", filepath.Base(cmd.Path), err)
+				}
 			case <-time.After(10 * time.Second):
 				_ = cmd.Process.Kill()
-				<-p.done
+				_ = p.exit()
 			}
 		}
 		if t.Failed() {

@@ -427,8 +427,13 @@ func TestConditionals(t *testing.T) {
 				t.Error("no ServiceMonitor or PrometheusRule")
 			}
 			cm, ok := s.Get("ConfigMap", "t-tokendata-dashboards")
-			if !ok || cm.Typed.(*corev1.ConfigMap).Labels["grafana_dashboard"] != "1" || cm.Typed.(*corev1.ConfigMap).Data["tokendata-overview.json"] == "" {
-				t.Error("no dashboards ConfigMap for the sidecar")
+			if !ok || cm.Typed.(*corev1.ConfigMap).Labels["grafana_dashboard"] != "1" {
+				t.Fatal("no dashboards ConfigMap for the sidecar")
+			}
+			for _, name := range []string{"tokendata-api.json", "tokendata-collectors.json"} {
+				if want, _ := os.ReadFile(filepath.Join(chart.Dir, "files", "dashboards", name)); len(want) == 0 || cm.Typed.(*corev1.ConfigMap).Data[name] != strings.TrimRight(string(want), "\n") {
+					t.Errorf("the dashboards ConfigMap does not carry %s as committed", name)
+				}
 			}
 			metricsServices := 0
 			for _, o := range s.Of("Service") {

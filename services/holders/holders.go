@@ -130,6 +130,9 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 	if err != nil {
 		c.metrics.progress.Set(0)
 		if ce := (*collector.Error)(nil); errors.As(err, &ce) {
+			if ce.Kind == contract.ErrKindUnsupported {
+				c.metrics.unsupported.Set(1)
+			}
 			out := *ce
 			out.Message = config.Redact(out.Message, c.secret)
 			out.Remedy = config.Redact(out.Remedy, c.secret)

@@ -19,6 +19,10 @@ type metrics struct {
 	lastAccounts prometheus.Gauge
 	lastHolders  prometheus.Gauge
 	lastDuration prometheus.Gauge
+	// unsupported says the holders are unavailable for want of a node that
+	// can enumerate: 1 from a run that failed with
+	// contract.ErrKindUnsupported until the next successful enumeration.
+	unsupported prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -37,11 +41,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Holders (unique owners with a positive balance) of the last successful enumeration."),
 		lastDuration: g("holders_last_enumeration_duration_seconds",
 			"Duration of the last successful enumeration."),
+		unsupported: g("holders_enumeration_unsupported",
+			"1 when the last verdict of the RPC node is that it cannot enumerate the token's accounts "+
+				"(error kind enumeration_unsupported: change HOLDERS_RPC_URL or HOLDERS_METHOD), 0 once an enumeration succeeds."),
 	}
 }
 
 func (m *metrics) done(doc contract.Holders, dur time.Duration) {
 	m.progress.Set(0)
+	m.unsupported.Set(0)
 	m.lastAccounts.Set(float64(doc.TokenAccounts))
 	m.lastHolders.Set(float64(doc.Holders))
 	m.lastDuration.Set(dur.Seconds())
