@@ -106,21 +106,40 @@ func (s *Server) recovery() gin.HandlerFunc {
 	}
 }
 
-// requestID takes a well-formed X-Request-Id from the client or makes one,
-// and returns it on the response.
+// requestID echoes a well-formed X-Request-Id of the client (an ingress
+// or a caller that correlates) on the response. The edge makes up no id
+// per request: an extra header and two allocations on every answer, for
+// log lines that exist for errors and one success in a hundred; the
+// access log makes one for its own line instead (requestIDs.next).
 func (s *Server) requestID() gin.HandlerFunc {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	prefix := hex.EncodeToString(b[:]) + "-"
-	var n atomic.Uint64
 	return func(c *gin.Context) {
-		id := c.Request.Header.Get("X-Request-Id")
-		if !validRequestID(id) {
-			id = prefix + strconv.FormatUint(n.Add(1), 36)
+		if id := c.Request.Header.Get("X-Request-Id"); validRequestID(id) {
+			c.Writer.Header()["X-Request-Id"] = []string{id}
 		}
-		c.Writer.Header()["X-Request-Id"] = []string{id}
 		c.Next()
 	}
+}
+
+// requestIDs makes ids for log lines of requests that came without one.
+type requestIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &requestIDs{prefix: hex.EncodeToString(b[:]) + "-"}
+}
+
+func (r *requestIDs) next() string { return r.prefix + strconv.FormatUint(r.n.Add(1), 36) }
+
+// requestIDOf is the client's id, echoed on the response, or a new one.
+func requestIDOf(c *gin.Context, ids *requestIDs) string {
+	if v := c.Writer.Header()["X-Request-Id"]; len(v) > 0 {
+		return v[0]
+	}
+	return ids.next()
 }
 
 func validRequestID(id string) bool {
@@ -149,6 +168,7 @@ func routeLabel(fullPath string) string {
 func (s *Server) accessLog() gin.HandlerFunc {
 	every := uint64(s.cfg.AccessLogSample)
 	var n atomic.Uint64
+	ids := newRequestIDs()
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
@@ -174,7 +194,7 @@ func (s *Server) accessLog() gin.HandlerFunc {
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
-			slog.String("request_id", c.Writer.Header().Get("X-Request-Id")),
+			slog.String("request_id", requestIDOf(c, ids)),
 			slog.Bool("sampled", status < 400))
 	}
 }

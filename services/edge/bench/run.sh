@@ -3,7 +3,9 @@
 # as deployed (every middleware on, snapshot from a real redis-server) and
 # against a minimal Gin handler with a constant body of the same size, for
 # /api/total-supply, /api/price and /api/market-data. Prints rps, p50, p99,
-# RSS and the ratios. Options are passed to the Go driver (-d 10s, -c 64).
+# RSS and the ratios. Options are passed to the Go driver (-d 5s per run, -c 64, -rounds 3: edge
+# and minimal runs are interleaved and medians reported, since wrk and the
+# server share this machine's cores and single runs vary by ±10 %).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
