@@ -293,17 +293,15 @@ func (r *renderer) supplies() (*supplies, error) {
 // ---- plain text ----
 
 func (r *renderer) totalSupply() *response {
-	if r.st.supply() == nil {
-		return r.unavailable(contract.DomainSupply)
-	}
-	sp, err := r.supplies()
-	if err != nil {
-		return r.internal(err)
-	}
-	return r.okText(string(sp.total.value), r.info(contract.DomainSupply))
+	return r.supplyText(func(sp *supplies) tokenAmount { return sp.total })
 }
 
 func (r *renderer) circulatingSupply() *response {
+	return r.supplyText(func(sp *supplies) tokenAmount { return sp.circulating })
+}
+
+// supplyText renders one supply figure as the plain-text body.
+func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *response {
 	if r.st.supply() == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
@@ -311,7 +309,7 @@ func (r *renderer) circulatingSupply() *response {
 	if err != nil {
 		return r.internal(err)
 	}
-	return r.okText(string(sp.circulating.value), r.info(contract.DomainSupply))
+	return r.okText(string(figure(sp).value), r.info(contract.DomainSupply))
 }
 
 func (r *renderer) maxSupply() *response {
