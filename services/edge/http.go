@@ -204,7 +204,14 @@ func (s *Server) observe() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		s.metrics.observe(c.FullPath(), c.Request.Method, c.Writer.Status(), c.Writer.Size(), time.Since(start))
+		route := c.FullPath()
+		if route == "" && c.Writer.Status() == http.StatusMethodNotAllowed {
+			// A wrong method on a real route: label it with that route, so
+			// 405s are not mistaken for unknown paths. The label set stays
+			// bounded: observe keeps only routes it knows.
+			route = c.Request.URL.Path
+		}
+		s.metrics.observe(route, c.Request.Method, c.Writer.Status(), c.Writer.Size(), time.Since(start))
 	}
 }
 
