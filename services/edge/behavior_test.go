@@ -35,7 +35,7 @@ func TestErrorsAndPreflightGolden(t *testing.T) {
 	} {
 		rec := h.do(c.method, c.path, "Origin", "https://example.org", "Access-Control-Request-Method", "GET")
 		checkCommon(t, c.path, rec)
-		golden(t, "errors/"+name, dump(rec))
+		checkGolden(t, "errors/"+name, dump(rec))
 	}
 	if rec := h.do(http.MethodPost, PathPrice); rec.Header().Get("Allow") != "GET, HEAD, OPTIONS" {
 		t.Errorf("405 Allow = %q", rec.Header().Get("Allow"))

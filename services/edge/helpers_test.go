@@ -2,18 +2,17 @@ package edge
 
 import (
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/golden"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,8 +23,6 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // t0 is the fixed "now" of golden tests; documents are written 30 s before.
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -132,26 +129,10 @@ func dump(rec *httptest.ResponseRecorder) string {
 	return b.String()
 }
 
-// golden compares got with testdata/<name>.golden (rewritten with -update).
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/<name>.golden (-update rewrites it).
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, []byte(got))
 }
 
 func readAll(t *testing.T, r io.Reader) string {

@@ -2,11 +2,12 @@ package edge
 
 import (
 	"context"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tokendata/tokendata/services/edge/internal/fixture"
 	"github.com/tokendata/tokendata/shared/contract"

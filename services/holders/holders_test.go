@@ -1,20 +1,18 @@
 package holders_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"flag"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/golden"
+	"github.com/tokendata/tokendata/shared/logging"
 
 	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,8 +28,6 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -66,43 +62,15 @@ func t22Token(n int) solanasim.Token {
 // (with an API key in the query, as providers do).
 func sim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
 	t.Helper()
-	s := solanasim.New()
-	for _, tok := range tokens {
-		if err := s.AddToken(tok); err != nil {
-			t.Fatal(err)
-		}
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s, url := solanasim.StartTB(t, tokens...)
 	return s, url + "/?api-key=" + apiKey
-}
-
-// logBuffer collects log lines (safe for concurrent use).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 type fixture struct {
 	c     *holders.Collector
 	store *store.Store
 	reg   *prometheus.Registry
-	logs  *logBuffer
+	logs  *logging.Buffer
 }
 
 type setup struct {
@@ -127,7 +95,7 @@ func newCollector(t testing.TB, s setup) fixture {
 	common := config.Common{SolanaRPCURL: config.Secret(s.url), HoldersMethod: s.method}
 	st := store.New(s.backend, s.mint)
 	reg := prometheus.NewRegistry()
-	logs := &logBuffer{}
+	logs := &logging.Buffer{}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c, err := holders.New(common, config.Token{Mint: s.mint}, s.cfg, collector.Deps{
@@ -411,7 +379,7 @@ func TestUnsupportedStatusGolden(t *testing.T) {
 	run := rec.Runs[contract.DomainHolders]
 	run.StartedAt, run.FinishedAt = time.Time{}, time.Time{}
 	rec.Runs[contract.DomainHolders] = run
-	golden(t, "status_unsupported", rec)
+	goldenJSON(t, "status_unsupported", rec)
 }
 
 // TestUnindexedQueryRefused sends a query the node cannot serve from its
@@ -451,7 +419,7 @@ func TestGoldenDocuments(t *testing.T) {
 			h.DurationSeconds = 0
 			doc.UpdatedAt = time.Time{}
 			doc.TTL = 0
-			golden(t, tt.name, map[string]any{"source": doc.Source, "data": h})
+			goldenJSON(t, tt.name, map[string]any{"source": doc.Source, "data": h})
 		})
 	}
 }
@@ -582,24 +550,11 @@ func TestWrongProgramIsNotZero(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name string, v any) {
+func goldenJSON(t *testing.T, name string, v any) {
 	t.Helper()
 	got, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, got)
-	}
+	golden.Check(t, name, append(got, '\n'))
 }

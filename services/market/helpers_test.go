@@ -1,17 +1,15 @@
 package market
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/golden"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
@@ -26,8 +24,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const mint = config.DemoMint
 
@@ -156,33 +152,16 @@ func (h *harness) goldenEnvelope(name string) {
 	h.t.Helper()
 	env := h.envelope()
 	env.UpdatedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	golden(h.t, name, env)
+	goldenJSON(h.t, name, env)
 }
 
-func golden(t *testing.T, name string, v any) {
+func goldenJSON(t *testing.T, name string, v any) {
 	t.Helper()
 	got, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
-	}
+	golden.Check(t, name, append(got, '\n'))
 }
 
 // pair builds a solana pair of the test token with some activity. liq < 0

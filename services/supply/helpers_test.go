@@ -1,18 +1,15 @@
 package supply
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"flag"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/logging"
 
 	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,8 +21,6 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -45,36 +40,8 @@ var authority = key("authority")
 // a fake API key in the query string.
 func startSim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
 	t.Helper()
-	s := solanasim.New()
-	for _, tok := range tokens {
-		if err := s.AddToken(tok); err != nil {
-			t.Fatal(err)
-		}
-	}
-	url, err := s.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s, url := solanasim.StartTB(t, tokens...)
 	return s, url + "/?api-key=" + secretKey
-}
-
-// lockedBuffer collects log lines written from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // fixture is a collector on a simulator, with what the tests inspect.
@@ -82,7 +49,7 @@ type fixture struct {
 	c       *Collector
 	sim     *solanasim.Server
 	store   *store.Store
-	logs    *lockedBuffer
+	logs    *logging.Buffer
 	reg     *prometheus.Registry
 	rpcURL  string
 	mint    string
@@ -135,7 +102,7 @@ func newFixtureOn(t testing.TB, sim *solanasim.Server, url, mint string, o fixtu
 	if o.token != nil {
 		token = *o.token
 	}
-	f := &fixture{sim: sim, logs: &lockedBuffer{}, reg: prometheus.NewRegistry(), rpcURL: url, mint: mint, backend: o.backend}
+	f := &fixture{sim: sim, logs: &logging.Buffer{}, reg: prometheus.NewRegistry(), rpcURL: url, mint: mint, backend: o.backend}
 	f.store = store.New(o.backend, mint)
 	log := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, err := New(testCommon(url, o.refresh), token, cfg, collector.Deps{
@@ -222,26 +189,4 @@ func normalized(t testing.TB, env contract.Envelope) []byte {
 		t.Fatal(err)
 	}
 	return append(b, '\n')
-}
-
-// golden compares got with testdata/name.golden (rewritten with -update).
-func golden(t testing.TB, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokendata/tokendata/shared/golden"
+
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
@@ -181,7 +183,7 @@ func TestNoRetryOnRefusal(t *testing.T) {
 	st := f.c.Runner().Status().Runs[contract.DomainSupply]
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	golden(t, "status_forbidden", append(b, '\n'))
+	golden.Check(t, "status_forbidden", append(b, '\n'))
 }
 
 // TestSmallLatency: a slow node within the timeout is not a failure.

@@ -7,9 +7,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/logging"
 
 	"github.com/mr-tron/base58"
 	"go.uber.org/goleak"
@@ -56,7 +57,7 @@ func TestRun(t *testing.T) {
 	t.Setenv("DRAIN_DELAY", "0s")
 	t.Setenv("SUPPLY_RETRY_BASE", "10ms")
 
-	logs := &syncBuffer{}
+	logs := &logging.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, logs) }()
@@ -100,24 +101,6 @@ func TestRun(t *testing.T) {
 	if strings.Contains(logs.String(), "SECRET") || strings.Contains(string(body), "SECRET") {
 		t.Errorf("the RPC key leaked:\n%s", logs.String())
 	}
-}
-
-// syncBuffer collects log lines written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestRunRejectsConfig(t *testing.T) {
