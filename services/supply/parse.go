@@ -201,8 +201,14 @@ func cleanString(b []byte) string {
 // extension: update authority (OptionalNonZeroPubkey), mint, name,
 // symbol, uri (Borsh strings), then additional metadata (ignored).
 func parseTokenMetadata(v []byte) (onChainIdentity, error) {
+	return readIdentity(&borsh{b: v})
+}
+
+// readIdentity reads the head both metadata layouts share: update
+// authority (32 bytes, zeros meaning none), mint, then name, symbol and
+// uri as Borsh strings.
+func readIdentity(r *borsh) (onChainIdentity, error) {
 	var id onChainIdentity
-	r := &borsh{b: v}
 	ua, err := r.bytes(32, "update authority")
 	if err != nil {
 		return id, err
@@ -229,33 +235,13 @@ func parseTokenMetadata(v []byte) (onChainIdentity, error) {
 // (MetadataV1): key, update authority, mint, then name, symbol and uri as
 // NUL-padded Borsh strings. The fields after them are not needed.
 func parseMetaplex(data []byte) (onChainIdentity, error) {
-	var id onChainIdentity
 	r := &borsh{b: data}
 	k, err := r.bytes(1, "key")
 	if err != nil {
-		return id, err
+		return onChainIdentity{}, err
 	}
 	if k[0] != metaplexKeyV1 {
-		return id, fmt.Errorf("metadata account key is %d, want %d (MetadataV1)", k[0], metaplexKeyV1)
+		return onChainIdentity{}, fmt.Errorf("metadata account key is %d, want %d (MetadataV1)", k[0], metaplexKeyV1)
 	}
-	ua, err := r.bytes(32, "update authority")
-	if err != nil {
-		return id, err
-	}
-	id.UpdateAuthority = nonZeroKey(ua) // the system program (zeros) means none
-	mint, err := r.bytes(32, "mint")
-	if err != nil {
-		return id, err
-	}
-	id.Mint = base58.Encode(mint)
-	if id.Name, err = r.string("name"); err != nil {
-		return id, err
-	}
-	if id.Symbol, err = r.string("symbol"); err != nil {
-		return id, err
-	}
-	if id.URI, err = r.string("uri"); err != nil {
-		return id, err
-	}
-	return id, nil
+	return readIdentity(r) // a zero update authority is the system program: none
 }
