@@ -86,4 +86,4 @@ bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall ti
 
 $(BIN)/golangci-lint: $(TOOLS_MOD)
 	@mkdir -p $(BIN)
-	go build -modfile=$(TOOLS_MOD) -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd hack/tools && GOWORK=off go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
