@@ -59,6 +59,15 @@ func (st *state) holders() *contract.Holders {
 	return nil
 }
 
+// decodeAt is decode, after refusing an envelope dated too far ahead of
+// now.
+func decodeAt(env contract.Envelope, now time.Time) (any, error) {
+	if err := env.ValidateAt(now); err != nil {
+		return nil, fmt.Errorf("%s: %w", env.Domain, err)
+	}
+	return decode(env)
+}
+
 // decode turns an envelope into its validated document. It is the one
 // place where bytes written by another process are interpreted, so it
 // refuses anything the renderers could not turn into an exact body.
@@ -131,12 +140,14 @@ func validateMarket(m *contract.Market) error {
 }
 
 // merge builds the next state from the previous one and a successful read
-// of the store. For each domain the newest valid document wins: a document
-// the store returns replaces ours unless ours is strictly newer; a domain
-// the store no longer has (expired, or lost by a Redis restart without
-// persistence) keeps our copy until its own TTL runs out; a value that
-// cannot be used never replaces a good one. Documents past their TTL are
-// dropped.
+// of the store. The store is the source of truth: a valid document it
+// returns replaces ours, even when ours is dated later, so that one bad
+// write (a wrong clock, a hand-written key) never outlives the next good
+// one. A document dated more than contract.MaxClockSkew ahead of now is not
+// valid. A domain the store no longer has (expired, or lost by a Redis
+// restart without persistence) keeps our copy until its own TTL runs out; a
+// value that cannot be used never replaces a good one. Documents past
+// their TTL are dropped.
 func merge(prev *state, read map[contract.Domain]readDoc, readErrs map[contract.Domain]error, statuses map[string]contract.Status, now time.Time) (*state, []string) {
 	next := &state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}, statuses: statuses}
 	if statuses == nil && prev != nil {
@@ -157,10 +168,8 @@ func merge(prev *state, read map[contract.Domain]readDoc, readErrs map[contract.
 				if diff := r.expires.Sub(old.expires); diff > time.Second || diff < -time.Second {
 					cur = &doc{env: old.env, value: old.value, expires: r.expires}
 				}
-			case old != nil && old.env.UpdatedAt.After(r.env.UpdatedAt):
-				// ours is newer (e.g. Redis failed over to a lagging replica)
 			default:
-				v, err := decode(r.env)
+				v, err := decodeAt(r.env, now)
 				if err != nil {
 					next.rejected[d] = err.Error()
 					problems = append(problems, err.Error())

@@ -182,6 +182,25 @@ func (e Envelope) Validate() error {
 	return nil
 }
 
+// MaxClockSkew is how far ahead of a reader's clock a document may be
+// dated. Clocks of different hosts disagree by a little; a document dated
+// further ahead is refused, since it would otherwise look fresh (age
+// negative, never stale) for as long as its date is ahead.
+const MaxClockSkew = time.Minute
+
+// ValidateAt is Validate, and also refuses a document dated more than
+// MaxClockSkew after now (the reader's clock).
+func (e Envelope) ValidateAt(now time.Time) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if ahead := e.UpdatedAt.Sub(now); ahead > MaxClockSkew {
+		return fmt.Errorf("updated_at %s is %s ahead of this reader's clock (at most %s allowed)",
+			e.UpdatedAt.UTC().Format(time.RFC3339), ahead.Round(time.Second), MaxClockSkew)
+	}
+	return nil
+}
+
 // Decode unmarshals the envelope's data into doc, which must be the
 // document type of its domain.
 func (e Envelope) Decode(doc any) error {

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +68,31 @@ func TestEnvelope(t *testing.T) {
 	env.SchemaVersion = 2
 	if err := env.Validate(); !errors.Is(err, ErrUnknownSchema) {
 		t.Errorf("schema 2: %v", err)
+	}
+}
+
+func TestValidateAtRefusesFutureDates(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		at time.Time
+		ok bool
+	}{
+		{now.Add(-time.Hour), true},
+		{now, true},
+		{now.Add(MaxClockSkew), true},
+		{now.Add(MaxClockSkew + time.Second), false},
+		{time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), false},
+	} {
+		env, err := NewEnvelope("mint", DomainMarket, tc.at, Source{Name: "x"}, map[string]int{"a": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = env.ValidateAt(now)
+		if (err == nil) != tc.ok {
+			t.Errorf("updated_at %s: err %v, want ok=%v", tc.at, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "ahead of this reader's clock") {
+			t.Errorf("unclear error: %v", err)
+		}
 	}
 }

@@ -122,8 +122,11 @@ func (r *Redis) MGet(ctx context.Context, keys ...string) ([]Value, error) {
 			return nil, err
 		}
 		ttl := ttls[i].Val()
+		if ttl == -2 {
+			continue // expired between the two commands
+		}
 		if ttl < 0 {
-			ttl = 0 // no expiry (-1), or expired between the two commands (-2)
+			ttl = 0 // no expiry (-1)
 		}
 		out[i] = Value{Data: b, TTL: ttl, Found: true}
 	}

@@ -22,7 +22,8 @@ var ErrNotFound = errors.New("not found")
 // Value is what a Backend holds under one key.
 type Value struct {
 	Data []byte
-	// TTL is the remaining time to live; 0 means no expiry.
+	// TTL is the remaining time to live; 0 means the key has no expiry,
+	// which Store refuses for a document (it would never go away).
 	TTL   time.Duration
 	Found bool
 }
@@ -134,6 +135,12 @@ func (s *Store) ReadAll(ctx context.Context, domains ...contract.Domain) (docs m
 			continue
 		}
 		d := domains[i]
+		if v.TTL <= 0 {
+			// every writer sets a TTL: a key without one was written by
+			// hand or by something else, and would outlive every contract
+			errs[d] = fmt.Errorf("%s: key has no TTL", d)
+			continue
+		}
 		var env contract.Envelope
 		if err := json.Unmarshal(v.Data, &env); err != nil {
 			errs[d] = fmt.Errorf("%s: undecodable envelope: %w", d, err)

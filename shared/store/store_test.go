@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -406,5 +408,38 @@ func TestParseRedisURL(t *testing.T) {
 		if len(o.Addrs) != tt.addrs || o.MasterName != tt.master || o.DB != tt.db || o.Password != tt.password || (o.TLSConfig != nil) != tt.wantTLS {
 			t.Errorf("%q parsed as %+v", tt.url, o)
 		}
+	}
+}
+
+// TestKeyWithoutTTLRefused: a document key that someone wrote without an
+// expiry (by hand, or another program) is refused, not served forever.
+func TestKeyWithoutTTLRefused(t *testing.T) {
+	ctx := context.Background()
+	b, _ := redisFactory(t)
+	s := store.New(b, mint)
+	raw, err := json.Marshal(envelope(t, contract.DomainHolders, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.(*store.Redis).Client().Set(ctx, contract.DocumentKey(mint, contract.DomainHolders), raw, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	docs, errs, err := s.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := docs[contract.DomainHolders]; ok {
+		t.Fatal("a document without a TTL was returned")
+	}
+	if e := errs[contract.DomainHolders]; e == nil || !strings.Contains(e.Error(), "no TTL") {
+		t.Fatalf("refusal not reported: %v", e)
+	}
+	// written again the way every writer does, it is read
+	if err := s.Write(ctx, envelope(t, contract.DomainHolders, 8), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := s.Read(ctx, contract.DomainHolders)
+	if err != nil || holdersOf(t, doc) != 8 {
+		t.Fatalf("after a proper write: %v", err)
 	}
 }
