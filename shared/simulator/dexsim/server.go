@@ -24,7 +24,10 @@
 //
 // Faults are injected per route ("dexscreener", "geckoterminal") through
 // Faults(): the generic kinds of package fault, and the protocol kinds
-// fault.PairsEmpty ([]), fault.PairsNull (null) and fault.GeckoNotFound (404).
+// fault.PairsEmpty ([]), fault.PairsNull (null) and fault.GeckoNotFound (404),
+// and the data kinds (fault.HostileHTML, ..., fault.RealWorldOdd), which
+// append hostile or odd pairs to the token-pairs and token-pools answers (see
+// DataFaultPairs).
 // SetRateLimit emulates the documented rate limits (off by default).
 package dexsim
 
@@ -405,13 +408,20 @@ func (s *Server) tokenPairs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chain, mint := r.PathValue("chainId"), r.PathValue("tokenAddress")
+	data, faulty := dataFault(r)
 	body := s.render(func() any {
 		m, ok := s.markets[mint]
 		if !ok || chain != ChainSolana {
 			return []dsPair{}
 		}
+		if faulty {
+			return dexScreenerWithFault(m, data)
+		}
 		return dexScreenerPairs(m)
 	})
+	if faulty {
+		body = rawFaultBytes(body)
+	}
 	writeBody(w, http.StatusOK, body)
 }
 
@@ -497,6 +507,7 @@ func (s *Server) geckoPools(w http.ResponseWriter, r *http.Request) {
 		page = n
 	}
 	var found bool
+	data, faulty := dataFault(r)
 	body := s.render(func() any {
 		m, ok := s.markets[mint]
 		if !ok || network != ChainSolana {
@@ -506,11 +517,17 @@ func (s *Server) geckoPools(w http.ResponseWriter, r *http.Request) {
 		if page > 1 {
 			return gtDoc{Data: []gtPool{}}
 		}
+		if faulty {
+			return gtDocWithFault(m, data)
+		}
 		return gtDoc{Data: gtPools(m)}
 	})
 	if !found {
 		writeBody(w, http.StatusNotFound, errGeckoNotFound)
 		return
+	}
+	if faulty {
+		body = rawFaultBytes(body)
 	}
 	writeBody(w, http.StatusOK, body)
 }

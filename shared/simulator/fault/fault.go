@@ -41,6 +41,17 @@ const (
 	GeckoNotFound     Kind = "gecko_not_found"      // GeckoTerminal 404
 )
 
+// Data kinds: the route answers 200 with its normal data plus extra pairs
+// whose values are hostile, or odd but real (the market simulator, dexsim,
+// documents each pair). Middleware leaves them to the route.
+const (
+	HostileHTML    Kind = "hostile_html"    // markup in addresses, names, dex ids, labels and links
+	HostileHuge    Kind = "hostile_huge"    // MiB-size names, over-long symbols, dex ids, labels and links
+	HostileControl Kind = "hostile_control" // control characters, NUL, U+202E and invalid UTF-8 in text
+	HostileNumbers Kind = "hostile_numbers" // a 9e39 USD price, 9e20 USD liquidity, counts of 2^63-1
+	RealWorldOdd   Kind = "real_world_odd"  // honest values that look odd: 1e-15 and 68-digit prices, liquidity 0 or absent, Https:// links, unknown fields
+)
+
 // Fault is one injected failure.
 type Fault struct {
 	Kind Kind
