@@ -3,7 +3,6 @@ package market
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -84,6 +83,7 @@ func parseDexScreener(body []byte) ([]wirePair, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pair %d (%s): %w", i, clip(raw[i].PairAddress), err)
 		}
+		validatePair(&p)
 		out = append(out, p)
 	}
 	return out, nil
@@ -100,7 +100,7 @@ func (d *dsPair) toWire() (wirePair, error) {
 		Chain:   d.ChainID,
 		Address: d.PairAddress,
 		Dex:     d.DexID,
-		URL:     safeURL(d.URL),
+		URL:     d.URL,
 		Base:    d.BaseToken.ref(),
 		Quote:   d.QuoteToken.ref(),
 		Labels:  d.Labels,
@@ -179,13 +179,4 @@ func changes(field string, w dsWindows) (contract.Windows[*decimal.Decimal], err
 		}
 	}
 	return out, nil
-}
-
-// safeURL keeps an upstream link only when it is a plain https URL: it
-// ends up in public bodies that dashboards render as links.
-func safeURL(u string) string {
-	if !strings.HasPrefix(u, "https://") || len(u) > 512 || strings.ContainsAny(u, " \"'<>\\\t\r\n") {
-		return ""
-	}
-	return u
 }

@@ -12,11 +12,18 @@ import (
 )
 
 // Reasons a detected pair is not usable (contract.Pair.Reason). Pairs with
-// ReasonOtherChain or ReasonTokenNotInPair are not kept: they are listed
-// for diagnosis only and count in no total.
+// ReasonOtherChain, ReasonInvalidAddress, ReasonAmountOutOfRange or
+// ReasonTokenNotInPair are not kept: they are listed for diagnosis only
+// and count in no total.
 const (
 	// ReasonOtherChain: the pair is not on chain solana.
 	ReasonOtherChain = "other_chain"
+	// ReasonInvalidAddress: the pair's address, or its base or quote
+	// token's, is not a base58 text of 32 bytes; it is published as "".
+	ReasonInvalidAddress = "invalid_address"
+	// ReasonAmountOutOfRange: the pair's liquidity or a volume is at or
+	// above maxAmountUSD, or a trade count above maxCount.
+	ReasonAmountOutOfRange = "amount_out_of_range"
 	// ReasonTokenNotInPair: the token is neither the base nor the quote.
 	ReasonTokenNotInPair = "token_not_in_pair"
 	// ReasonNoPriceUSD: the aggregator gave no priceUsd.
@@ -26,6 +33,8 @@ const (
 	ReasonNoPriceNative = "no_price_native"
 	// ReasonPriceNotPositive: the implied USD price is zero.
 	ReasonPriceNotPositive = "price_not_positive"
+	// ReasonPriceOutOfRange: the implied USD price is above maxPriceUSD.
+	ReasonPriceOutOfRange = "price_out_of_range"
 )
 
 // Warning codes of the market document.
@@ -34,12 +43,16 @@ const (
 	WarnSelectedPairNotOfficial = "selected_pair_not_official"
 	WarnPriceMoved              = "price_moved"
 	WarnFallbackSource          = "fallback_source"
+	// WarnUpstreamDataCleaned: text or a price change of the aggregator
+	// was cut or dropped (validatePair).
+	WarnUpstreamDataCleaned = "upstream_data_cleaned"
 )
 
 // Rule is the selection rule, stated in every document.
-const Rule = "Pairs on chain solana where the token is the base or the quote token are kept. " +
+const Rule = "Pairs on chain solana where the token is the base or the quote token are kept, " +
+	"unless an address is not a 32-byte base58 key, the liquidity or a volume reaches 1e15 USD, or a trade count exceeds 1e12. " +
 	"A pair's USD price for the token is priceUsd when the token is the base, and priceUsd / priceNative when it is the quote; " +
-	"a pair is usable when that price is present and positive. " +
+	"a pair is usable when that price is present, positive and at most 1e12 USD. " +
 	"The selected pair is the usable pair with the highest liquidity.usd (absent counts as 0); " +
 	"ties go to an official pair, then to the smaller address. " +
 	"Liquidity, volume and transactions sum every kept pair."
@@ -97,6 +110,8 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 		switch {
 		case w.Chain != gtNetwork:
 			p.Reason = ReasonOtherChain
+		case w.Reject != "":
+			p.Reason = w.Reject
 		case w.Base.Address == in.Mint:
 			p.Side = contract.SideBase
 		case w.Quote.Address == in.Mint:
@@ -225,6 +240,9 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 		m.Warnings = append(m.Warnings, contract.Warning{Code: WarnFallbackSource,
 			Message: fmt.Sprintf("%s failed; these figures come from the fallback aggregator.", in.Fallback)})
 	}
+	if w, ok := cleanedWarning(pairs); ok {
+		m.Warnings = append(m.Warnings, w)
+	}
 	return m, checkDocument(m)
 }
 
@@ -242,6 +260,8 @@ func pricePair(p *contract.Pair, w *wirePair) {
 			p.Reason = ReasonNoPriceUSD
 		case w.PriceUSD.Sign() <= 0:
 			p.Reason = ReasonPriceNotPositive
+		case w.PriceUSD.GreaterThan(maxPriceUSD):
+			p.Reason = ReasonPriceOutOfRange
 		default:
 			p.PriceUSD, p.Usable = w.PriceUSD, true
 		}
@@ -262,11 +282,14 @@ func pricePair(p *contract.Pair, w *wirePair) {
 		p.Reason = ReasonPriceNotPositive
 	default:
 		q := quotient(*w.PriceUSD, *native)
-		if q.Sign() <= 0 {
+		switch {
+		case q.Sign() <= 0:
 			p.Reason = ReasonPriceNotPositive
-			return
+		case q.GreaterThan(maxPriceUSD):
+			p.Reason = ReasonPriceOutOfRange
+		default:
+			p.PriceUSD, p.Usable = &q, true
 		}
-		p.PriceUSD, p.Usable = &q, true
 	}
 }
 

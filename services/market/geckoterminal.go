@@ -103,6 +103,7 @@ func parseGeckoTerminal(body []byte) ([]wirePair, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pool %d (%s): %w", i, clip(doc.Data[i].ID), err)
 		}
+		validatePair(&p)
 		out = append(out, p)
 	}
 	return out, nil
@@ -131,9 +132,6 @@ func (g *gtPool) toWire(tokens map[string]contract.TokenRef) (wirePair, error) {
 		URL:     "https://www.geckoterminal.com/" + gtNetwork + "/pools/" + addr,
 		Base:    ref(g.Relationships.BaseToken, baseSym),
 		Quote:   ref(g.Relationships.QuoteToken, quoteSym),
-	}
-	if strings.ContainsAny(addr, "/?#% ") || len(addr) > 128 {
-		p.URL = ""
 	}
 	var err error
 	if p.PriceUSD, err = parseDecimal("base_token_price_usd", a.BaseTokenPriceUSD, false); err != nil {

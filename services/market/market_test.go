@@ -124,7 +124,7 @@ func TestGoldenScenario(t *testing.T) {
 
 func TestTokenAsQuote(t *testing.T) {
 	h := newHarness(t, setup{})
-	side := dexsim.Token{Address: "SideExample111111111111111111111111111111111", Name: "Side", Symbol: "SIDE"}
+	side := dexsim.Token{Address: "SideExampLe11111111111111111111111111111111", Name: "Side", Symbol: "SIDE"}
 	// SIDE costs 0.0421 USD and 3411.67 TDD: one TDD is 0.0421 / 3411.67
 	// USD (not a terminating decimal: 30 significant digits).
 	q := pair(pairB, dexsim.Quote, side, "0.0421", "3411.67", 5000)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 
 // simFixtures are the simulator's recorded wire shapes.
@@ -62,8 +63,10 @@ func TestParseGeckoTerminalFixture(t *testing.T) {
 		t.Fatalf("%d pools", len(pairs))
 	}
 	p := pairs[0]
+	// The recorded example's mint, MintExample1…, is not base58 (it has
+	// an "l"): the pool is listed with its address withheld.
 	if p.Address != "7qbRF6YsyGGEiAbtWYTeMyJW6H2fHqUtVp3yZRv7Xh6e" || p.Dex != "raydium" || p.Chain != "solana" ||
-		p.Base.Address != "MintExample1111111111111111111111111111111" || p.Base.Symbol != "EXM" || p.Quote.Symbol != "SOL" ||
+		p.Base.Address != "" || p.Reject != ReasonInvalidAddress || p.Base.Symbol != "EXM" || p.Quote.Symbol != "SOL" ||
 		!eqDec(p.PriceUSD, "0.0000123412345678901") || !eqDec(p.PriceNative, "0.00000008317") ||
 		!eqDec(p.LiquidityUSD, "153422.0712") || !p.Volume.H24.Equal(dec("96345.1234567")) || p.Txns.H1.Sells != 37 ||
 		!eqDec(p.Change.M5, "0.12") || p.CreatedAt == nil || p.CreatedAt.Unix() != 1718834806 {
@@ -72,15 +75,15 @@ func TestParseGeckoTerminalFixture(t *testing.T) {
 }
 
 func TestParseGeckoTerminalIncluded(t *testing.T) {
-	body := `{"data":[{"id":"solana_P1","type":"pool","attributes":{"address":"P1","name":"X / Y 0.25%","base_token_price_usd":"2","base_token_price_quote_token":"4","reserve_in_usd":"10","volume_usd":{"h24":"1"},"transactions":{"h24":{"buys":1,"sells":2}}},
-	"relationships":{"base_token":{"data":{"id":"solana_B","type":"token"}},"quote_token":{"data":{"id":"solana_Q","type":"token"}},"dex":{"data":{"id":"orca","type":"dex"}}}}],
-	"included":[{"id":"solana_B","type":"token","attributes":{"address":"B","name":"Bee","symbol":"BEE"}}]}`
+	body := `{"data":[{"id":"solana_` + pairA + `","type":"pool","attributes":{"address":"` + pairA + `","name":"X / Y 0.25%","base_token_price_usd":"2","base_token_price_quote_token":"4","reserve_in_usd":"10","volume_usd":{"h24":"1"},"transactions":{"h24":{"buys":1,"sells":2}}},
+	"relationships":{"base_token":{"data":{"id":"solana_` + pairB + `","type":"token"}},"quote_token":{"data":{"id":"solana_` + pairC + `","type":"token"}},"dex":{"data":{"id":"orca","type":"dex"}}}}],
+	"included":[{"id":"solana_` + pairB + `","type":"token","attributes":{"address":"` + pairB + `","name":"Bee","symbol":"BEE"}}]}`
 	pairs, err := parseGeckoTerminal([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := pairs[0]
-	if p.Base != (contract.TokenRef{Address: "B", Name: "Bee", Symbol: "BEE"}) || p.Quote != (contract.TokenRef{Address: "Q", Symbol: "Y"}) || p.Dex != "orca" {
+	if p.Base != (contract.TokenRef{Address: pairB, Name: "Bee", Symbol: "BEE"}) || p.Quote != (contract.TokenRef{Address: pairC, Symbol: "Y"}) || p.Dex != "orca" || p.Reject != "" {
 		t.Errorf("tokens %+v %+v %s", p.Base, p.Quote, p.Dex)
 	}
 }
@@ -141,7 +144,8 @@ func TestQuotient(t *testing.T) {
 }
 
 // checkParsed asserts what every accepted body must give: no negative
-// figure, and a document that passes its own checks and encodes.
+// figure, and a document that passes its own checks, encodes and
+// publishes only validated text and figures (checkPublished).
 func checkParsed(t *testing.T, pairs []wirePair) {
 	for _, p := range pairs {
 		for _, d := range []*decimal.Decimal{p.PriceUSD, p.PriceNative, p.LiquidityUSD, &p.Volume.M5, &p.Volume.H1, &p.Volume.H6, &p.Volume.H24} {
@@ -160,7 +164,7 @@ func checkParsed(t *testing.T, pairs []wirePair) {
 		in.Mint = m
 		doc, err := buildMarket(pairs, in)
 		if err != nil {
-			continue // e.g. a sum of counts that overflows: rejected, fine
+			t.Fatalf("a validated answer gave no document: %v", err) // no sum can overflow
 		}
 		if err := checkDocument(doc); err != nil {
 			t.Fatal(err)
@@ -168,13 +172,33 @@ func checkParsed(t *testing.T, pairs []wirePair) {
 		if _, err := json.Marshal(doc); err != nil {
 			t.Fatal(err)
 		}
+		checkPublished(t, doc)
 	}
 }
+
+// faultBody renders the answer of route under data fault kind, around
+// one honest pair.
+func faultBody(t testing.TB, route string, kind fault.Kind) []byte {
+	sim := dexsim.New()
+	sim.SetMarket(mint, dexsim.Market{Token: token, Pairs: []dexsim.Pair{pair(pairA, dexsim.Base, dexsim.USDC, "0.001", "0.001", 1000)}})
+	sim.Faults().Inject(route, fault.Fault{Kind: kind})
+	if route == dexsim.RouteDexScreener {
+		return simBody(t, sim, "/token-pairs/v1/solana/"+mint)
+	}
+	return simBody(t, sim, dexsim.GeckoTerminalPrefix+"/networks/solana/tokens/"+mint+"/pools")
+}
+
+// seedKinds are the data faults whose answers seed the fuzz targets (not
+// the MiB-size one: a seed that large slows every mutation).
+var seedKinds = []fault.Kind{fault.HostileHTML, fault.HostileControl, fault.HostileNumbers, fault.RealWorldOdd}
 
 func FuzzParseDexScreener(f *testing.F) {
 	f.Add(fixture(f, "dexscreener_token_pairs.json"))
 	ds, _ := scenarioBodies(f, 42)
 	f.Add(ds)
+	for _, k := range seedKinds {
+		f.Add(faultBody(f, dexsim.RouteDexScreener, k))
+	}
 	for _, s := range []string{`[]`, `null`, ` null `, `[{"chainId":"solana","pairAddress":"p","priceUsd":null,"liquidity":{}}]`,
 		`[{"chainId":"solana","pairAddress":"p","baseToken":{"address":"MintExample1111111111111111111111111111111"},"priceUsd":"1e-7","priceNative":"0","volume":{"h24":12.5}}]`,
 		`[{"chainId":"solana","pairAddress":"p","quoteToken":{"address":"MintExample1111111111111111111111111111111"},"priceUsd":"3","priceNative":"7","txns":{"h24":{"buys":9223372036854775807,"sells":1}}}]`} {
@@ -194,6 +218,9 @@ func FuzzParseGeckoTerminal(f *testing.F) {
 	f.Add(fixture(f, "geckoterminal_not_found.json"))
 	_, gt := scenarioBodies(f, 42)
 	f.Add(gt)
+	for _, k := range seedKinds {
+		f.Add(faultBody(f, dexsim.RouteGeckoTerminal, k))
+	}
 	for _, s := range []string{`{"data":[]}`, `{"data":null}`, `{}`,
 		`{"data":[{"id":"solana_p","attributes":{"address":"p","base_token_price_usd":"2","base_token_price_quote_token":"0.5","reserve_in_usd":null}}]}`} {
 		f.Add([]byte(s))

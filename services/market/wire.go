@@ -38,6 +38,12 @@ type wirePair struct {
 	// Change is the price change in percent per window (nil: absent).
 	Change    contract.Windows[*decimal.Decimal]
 	CreatedAt *time.Time
+	// Reject is the reason (ReasonInvalidAddress, ReasonAmountOutOfRange)
+	// that leaves the pair out of every total; "" for a pair that may be
+	// kept. Set by validatePair.
+	Reject string
+	// Notes say which values validatePair cut or dropped.
+	Notes []string
 }
 
 // num is a JSON value that holds a decimal number: a JSON number literal
@@ -73,28 +79,38 @@ func (n *num) UnmarshalJSON(b []byte) error {
 	return fmt.Errorf("%s is not a number", clip(string(b)))
 }
 
-// Bounds of a plausible aggregator figure. A literal outside them is an
-// invalid answer, not a number to publish (and a huge exponent would make
-// formatting it a denial of service).
+// Bounds of a plausible aggregator literal. A literal outside them is an
+// invalid answer, not a number to publish (and a huge exponent or a huge
+// literal would make parsing or formatting it a denial of service). The
+// tighter bounds of each figure are in validate.go.
 const (
 	maxExponent = 40  // no USD figure or count reaches 1e40
 	minExponent = -60 // prices of tokens with many decimals stay above 1e-60
-	maxDigits   = 80  // significant digits of one literal
+	maxLiteral  = 256 // characters of one literal
+	maxDigits   = 80  // significant digits kept; more are rounded away
 )
 
-// parseDecimal converts a literal to an exact decimal. It names field in
-// its errors.
+// parseDecimal converts a literal to an exact decimal, rounded to
+// maxDigits significant digits when it has more. It names field in its
+// errors.
 func parseDecimal(field string, n num, allowNegative bool) (*decimal.Decimal, error) {
 	if !n.set {
 		return nil, nil
+	}
+	if len(n.lit) > maxLiteral {
+		return nil, fmt.Errorf("%s: a literal of %d characters is out of any plausible range", field, len(n.lit))
 	}
 	d, err := decimal.NewFromString(n.lit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s is not a decimal number", field, clip(n.lit))
 	}
-	digits := len(d.Coefficient().String())
-	if e := int(d.Exponent()) + digits - 1; d.Sign() != 0 && (e > maxExponent || e < minExponent) || digits > maxDigits {
+	digits := d.NumDigits()
+	e := int(d.Exponent()) + digits - 1 // the power of ten of the leading digit
+	if d.Sign() != 0 && (e > maxExponent || e < minExponent) {
 		return nil, fmt.Errorf("%s: %s is out of any plausible range", field, clip(n.lit))
+	}
+	if digits > maxDigits {
+		d = d.Round(int32(maxDigits - 1 - e))
 	}
 	if !allowNegative && d.Sign() < 0 {
 		return nil, fmt.Errorf("%s: %s is negative", field, clip(n.lit))
