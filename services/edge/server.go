@@ -19,8 +19,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,10 +44,13 @@ type Server struct {
 	started time.Time
 	timings map[contract.Domain]contract.Timing
 	backend string // "redis" or "memory"
+	redactor
 
+	// bodies renders the views; it holds what rendering needs, not the
+	// server.
+	bodies  *renderInputs
 	metrics *metrics
 	engine  *gin.Engine
-	openapi []byte
 	// healthPrefix is /api/health's body up to the uptime.
 	healthPrefix []byte
 
@@ -65,7 +66,6 @@ type Server struct {
 
 	// precomputed answers that do not depend on the data
 	errNotFound, errMethod, errInternal *response
-	cacheControls                       map[group]string
 }
 
 // storeHealth is the outcome of the last reads of the store.
@@ -93,7 +93,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		return nil, fmt.Errorf("token mint %s differs from the store's mint %s", token.Mint, deps.Store.Mint())
 	}
 	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, log: deps.Log, demo: deps.Demo,
-		now: deps.Now, timings: common.Timings(), backend: "redis"}
+		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -112,21 +112,20 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	if err != nil {
 		return nil, fmt.Errorf("edge: embedded OpenAPI document: %w", err)
 	}
-	s.openapi = openapi
 	s.healthPrefix = healthPrefix()
-	s.cacheControls = map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
-		groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}
 	s.errNotFound = newError(http.StatusNotFound, codeNotFound, "No such endpoint; see /api/openapi.json for the list.", cfg.RetryAfter)
 	s.errMethod = newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", cfg.RetryAfter)
 	s.errInternal = newError(http.StatusInternalServerError, codeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
+	s.bodies = &renderInputs{token: token, cfg: cfg, timings: s.timings, redactor: s.redactor, log: s.log,
+		openapi: openapi, errInternal: s.errInternal,
+		cacheControls: map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
+			groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}}
 	s.metrics = newMetrics(reg, routePaths(), s)
 	s.health.Store(&storeHealth{err: "not checked yet"})
 	s.view.Store(s.render(&state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}}, s.now()))
 	s.engine = s.newEngine()
 	return s, nil
 }
-
-func (s *Server) cacheControl(g group) string { return s.cacheControls[g] }
 
 // Handler is the public Gin engine.
 func (s *Server) Handler() http.Handler { return s.engine }
@@ -311,6 +310,11 @@ func (s *Server) rerenderLocked(now time.Time, force bool) {
 	s.publish(expire(cur.st, now), now)
 }
 
+// render renders st at now, after the current view.
+func (s *Server) render(st *state, now time.Time) *view {
+	return s.bodies.render(st, s.view.Load(), now)
+}
+
 func (s *Server) publish(st *state, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
@@ -338,25 +342,6 @@ func sameState(a, b *state) bool {
 	ra := a.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
 	rb := b.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
 	return ra.OK == rb.OK && ra.ErrorKind == rb.ErrorKind && ra.Error == rb.Error && ra.Remedy == rb.Remedy
-}
-
-// anyURL matches an absolute URL: an upstream's message echoed from a
-// status record must never carry one, whether or not this process knows
-// the secret (in a cluster only the collectors hold the RPC URLs).
-var anyURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
-
-// maxEchoed bounds a message echoed from a status record.
-const maxEchoed = 300
-
-// redact removes every configured secret and every URL from msg, and
-// bounds its length.
-func (s *Server) redact(msg string) string {
-	msg = config.Redact(msg, s.common.SolanaRPCURL, s.common.HoldersRPC(), s.common.RedisURL)
-	msg = anyURL.ReplaceAllString(msg, "[url]")
-	if len(msg) > maxEchoed {
-		msg = strings.ToValidUTF8(msg[:maxEchoed], "") + "…"
-	}
-	return msg
 }
 
 // dataAge is the age in seconds of a domain's document, -1 when absent.

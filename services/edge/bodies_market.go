@@ -1,0 +1,385 @@
+package edge
+
+// Bodies of the market domain: /api/price, /api/market, /api/market-data
+// and /api/market-pairs.
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// pairBody is a pair as the price and market endpoints show it.
+type pairBody struct {
+	Address      string            `json:"address"`
+	Dex          string            `json:"dex"`
+	URL          string            `json:"url"`
+	Side         string            `json:"side"`
+	Base         contract.TokenRef `json:"base"`
+	Quote        contract.TokenRef `json:"quote"`
+	LiquidityUSD *json.Number      `json:"liquidity_usd"`
+	Official     bool              `json:"official"`
+}
+
+func newPairBody(p *contract.Pair) *pairBody {
+	if p == nil {
+		return nil
+	}
+	return &pairBody{Address: p.Address, Dex: p.DexID, URL: p.URL, Side: p.Side, Base: p.Base, Quote: p.Quote,
+		LiquidityUSD: numPtr(p.LiquidityUSD), Official: p.Official}
+}
+
+type priceBody struct {
+	Mint        string          `json:"mint"`
+	PriceUSD    json.Number     `json:"price_usd"`
+	PriceQuote  *json.Number    `json:"price_quote"`
+	QuoteSymbol string          `json:"quote_symbol"`
+	Pair        *pairBody       `json:"pair"`
+	Source      contract.Source `json:"source"`
+	UpdatedAt   string          `json:"updated_at"`
+	Stale       bool            `json:"stale"`
+}
+
+// noMarket answers /api/price when the aggregator has no usable pair.
+func (r *renderer) noMarket(m *contract.Market) *response {
+	msg := "The market aggregator lists no trading pair for this token (not indexed)."
+	if m.Status == contract.MarketNoUsablePair {
+		msg = "The market aggregator lists pairs for this token, but none has a usable USD price; see /api/market-pairs."
+	}
+	return newError(http.StatusServiceUnavailable, codeNoMarket, msg, r.cfg.RetryAfter)
+}
+
+func (r *renderer) price() *response {
+	m := r.st.market()
+	if m == nil {
+		return r.unavailable(contract.DomainMarket)
+	}
+	if m.Status != contract.MarketOK {
+		r.info(contract.DomainMarket) // still re-render when it expires
+		return r.noMarket(m)
+	}
+	in := r.info(contract.DomainMarket)
+	return r.okJSON(priceBody{
+		Mint: r.token.Mint, PriceUSD: num(*m.PriceUSD), PriceQuote: numPtr(m.PriceQuote),
+		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
+		Source:    r.st.docs[contract.DomainMarket].env.Source,
+		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+	}, in)
+}
+
+// valuation computes market cap (price × circulating supply) and FDV
+// (price × maximum supply) exactly, in decimal arithmetic.
+func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.Number) {
+	if m == nil || m.PriceUSD == nil {
+		return nil, nil
+	}
+	if sp != nil {
+		if c, err := decimal.NewFromString(string(sp.circulating.value)); err == nil {
+			n := num(m.PriceUSD.Mul(c))
+			mcap = &n
+		}
+	}
+	if mx, err := decimal.NewFromString(r.maxSupplyWhole()); err == nil {
+		n := num(m.PriceUSD.Mul(mx))
+		fdv = &n
+	}
+	return mcap, fdv
+}
+
+// marketDomains are the domains of the composite market bodies.
+var marketDomains = []contract.Domain{contract.DomainMarket, contract.DomainSupply, contract.DomainHolders}
+
+type marketBody struct {
+	Mint                  string       `json:"mint"`
+	Name                  string       `json:"name"`
+	Symbol                string       `json:"symbol"`
+	MarketStatus          *string      `json:"market_status"`
+	PriceUSD              *json.Number `json:"price_usd"`
+	PriceChange24hPercent *json.Number `json:"price_change_24h_percent"`
+	LiquidityUSD          *json.Number `json:"liquidity_usd"`
+	Volume24hUSD          *json.Number `json:"volume_24h_usd"`
+	Txns24h               *int64       `json:"txns_24h"`
+	Buys24h               *int64       `json:"buys_24h"`
+	Sells24h              *int64       `json:"sells_24h"`
+	MarketCapUSD          *json.Number `json:"market_cap_usd"`
+	FDVUSD                *json.Number `json:"fdv_usd"`
+	Holders               *uint64      `json:"holders"`
+	Decimals              *uint8       `json:"decimals"`
+	TotalSupply           *json.Number `json:"total_supply"`
+	TotalSupplyRaw        *string      `json:"total_supply_raw"`
+	CirculatingSupply     *json.Number `json:"circulating_supply"`
+	CirculatingSupplyRaw  *string      `json:"circulating_supply_raw"`
+	MaxSupply             json.Number  `json:"max_supply"`
+	MaxSupplyRaw          *string      `json:"max_supply_raw"`
+	PairAddress           *string      `json:"pair_address"`
+	PairDex               *string      `json:"pair_dex"`
+	PairName              *string      `json:"pair_name"`
+	PairURL               *string      `json:"pair_url"`
+	PortalVersion         int          `json:"portal_version"`
+	UpdatedAt             *string      `json:"updated_at"`
+	Stale                 bool         `json:"stale"`
+	Missing               []string     `json:"missing"`
+}
+
+// maxRaw is the maximum supply in base units when the decimals are known.
+func (r *renderer) maxRaw() *string {
+	d := r.decimals()
+	if d == nil {
+		return nil
+	}
+	raw, err := r.token.MaxSupplyRaw(*d)
+	if err != nil {
+		return nil
+	}
+	return &raw
+}
+
+func (r *renderer) composite() (in dataInfo, missing []string, ok bool) {
+	missing = r.missing(marketDomains...)
+	return r.info(marketDomains...), missing, len(missing) < len(marketDomains)
+}
+
+func (r *renderer) market() *response {
+	in, missing, ok := r.composite()
+	if !ok {
+		return r.unavailable(contract.DomainMarket)
+	}
+	sp, err := r.supplies()
+	if err != nil {
+		return r.internal(err)
+	}
+	name, symbol := r.identity()
+	b := marketBody{Mint: r.token.Mint, Name: name, Symbol: symbol, MaxSupply: json.Number(r.maxSupplyWhole()),
+		MaxSupplyRaw: r.maxRaw(), Decimals: r.decimals(), PortalVersion: PortalVersion,
+		UpdatedAt: timePtr(in), Stale: in.stale, Missing: missing}
+	m := r.st.market()
+	if m != nil {
+		b.MarketStatus = ptr(m.Status)
+		b.PriceUSD = numPtr(m.PriceUSD)
+		b.PriceChange24hPercent = numPtr(m.PriceChange.H24)
+		b.LiquidityUSD = ptr(num(m.LiquidityUSD))
+		b.Volume24hUSD = ptr(num(m.VolumeUSD.H24))
+		b.Buys24h, b.Sells24h = ptr(m.Txns.H24.Buys), ptr(m.Txns.H24.Sells)
+		b.Txns24h = ptr(m.Txns.H24.Buys + m.Txns.H24.Sells)
+		if p := m.Selected; p != nil {
+			b.PairAddress, b.PairDex, b.PairURL = ptr(p.Address), ptr(p.DexID), ptr(p.URL)
+			b.PairName = ptr(p.Base.Symbol + "/" + p.Quote.Symbol)
+		}
+	}
+	b.MarketCapUSD, b.FDVUSD = r.valuation(m, sp)
+	if h := r.st.holders(); h != nil {
+		b.Holders = ptr(h.Holders)
+	}
+	if sp != nil {
+		b.TotalSupply, b.TotalSupplyRaw = ptr(sp.total.value), ptr(sp.total.raw)
+		b.CirculatingSupply, b.CirculatingSupplyRaw = ptr(sp.circulating.value), ptr(sp.circulating.raw)
+	}
+	return r.okJSON(b, in)
+}
+
+type tokenSection struct {
+	Mint     string `json:"mint"`
+	Name     string `json:"name"`
+	Symbol   string `json:"symbol"`
+	Decimals *uint8 `json:"decimals"`
+}
+
+type priceSection struct {
+	USD           json.Number                    `json:"usd"`
+	Quote         *json.Number                   `json:"quote"`
+	QuoteSymbol   string                         `json:"quote_symbol"`
+	ChangePercent contract.Windows[*json.Number] `json:"change_percent"`
+}
+
+type liquiditySection struct {
+	TotalUSD    json.Number  `json:"total_usd"`
+	MainPairUSD *json.Number `json:"main_pair_usd"`
+}
+
+type txnsSection struct {
+	Buys  int64 `json:"buys"`
+	Sells int64 `json:"sells"`
+	Total int64 `json:"total"`
+}
+
+type valuationSection struct {
+	MarketCapUSD *json.Number `json:"market_cap_usd"`
+	FDVUSD       *json.Number `json:"fdv_usd"`
+}
+
+type holdersSection struct {
+	Count           uint64 `json:"count"`
+	TokenAccounts   uint64 `json:"token_accounts"`
+	NonZeroAccounts uint64 `json:"non_zero_accounts"`
+	Method          string `json:"method"`
+}
+
+type supplySection struct {
+	Decimals       uint8       `json:"decimals"`
+	Total          json.Number `json:"total"`
+	TotalRaw       string      `json:"total_raw"`
+	Circulating    json.Number `json:"circulating"`
+	CirculatingRaw string      `json:"circulating_raw"`
+	Max            json.Number `json:"max"`
+	MaxRaw         string      `json:"max_raw"`
+}
+
+type sourceSection struct {
+	contract.Source
+	UpdatedAt string `json:"updated_at"`
+	Stale     bool   `json:"stale"`
+}
+
+type sourcesSection struct {
+	Market  *sourceSection `json:"market"`
+	Supply  *sourceSection `json:"supply"`
+	Holders *sourceSection `json:"holders"`
+}
+
+type marketDataBody struct {
+	APIVersion    string                         `json:"api_version"`
+	PortalVersion int                            `json:"portal_version"`
+	Token         tokenSection                   `json:"token"`
+	MarketStatus  *string                        `json:"market_status"`
+	Price         *priceSection                  `json:"price"`
+	Liquidity     *liquiditySection              `json:"liquidity"`
+	VolumeUSD     *contract.Windows[json.Number] `json:"volume_usd"`
+	Transactions  *contract.Windows[txnsSection] `json:"transactions"`
+	Valuation     valuationSection               `json:"valuation"`
+	Holders       *holdersSection                `json:"holders"`
+	Supply        *supplySection                 `json:"supply"`
+	MainPair      *pairBody                      `json:"main_pair"`
+	PairCount     *int                           `json:"pair_count"`
+	Sources       sourcesSection                 `json:"sources"`
+	Warnings      []contract.Warning             `json:"warnings"`
+	UpdatedAt     *string                        `json:"updated_at"`
+	Stale         bool                           `json:"stale"`
+	Missing       []string                       `json:"missing"`
+}
+
+func (r *renderer) source(d contract.Domain) *sourceSection {
+	doc := r.st.docs[d]
+	if doc == nil {
+		return nil
+	}
+	at, stale := r.fresh(d)
+	return &sourceSection{Source: doc.env.Source, UpdatedAt: formatTime(at), Stale: stale}
+}
+
+func txns(t contract.Txns) txnsSection {
+	return txnsSection{Buys: t.Buys, Sells: t.Sells, Total: t.Buys + t.Sells}
+}
+
+func (r *renderer) marketData() *response {
+	in, missing, ok := r.composite()
+	if !ok {
+		return r.unavailable(contract.DomainMarket)
+	}
+	sp, err := r.supplies()
+	if err != nil {
+		return r.internal(err)
+	}
+	name, symbol := r.identity()
+	b := marketDataBody{APIVersion: APIVersion, PortalVersion: PortalVersion,
+		Token:    tokenSection{Mint: r.token.Mint, Name: name, Symbol: symbol, Decimals: r.decimals()},
+		Warnings: []contract.Warning{}, UpdatedAt: timePtr(in), Stale: in.stale, Missing: missing,
+		Sources: sourcesSection{Market: r.source(contract.DomainMarket), Supply: r.source(contract.DomainSupply),
+			Holders: r.source(contract.DomainHolders)}}
+	m := r.st.market()
+	if m != nil {
+		b.MarketStatus = ptr(m.Status)
+		if m.PriceUSD != nil {
+			b.Price = &priceSection{USD: num(*m.PriceUSD), Quote: numPtr(m.PriceQuote), QuoteSymbol: m.QuoteSymbol,
+				ChangePercent: contract.Windows[*json.Number]{M5: numPtr(m.PriceChange.M5), H1: numPtr(m.PriceChange.H1),
+					H6: numPtr(m.PriceChange.H6), H24: numPtr(m.PriceChange.H24)}}
+		}
+		b.Liquidity = &liquiditySection{TotalUSD: num(m.LiquidityUSD)}
+		if m.Selected != nil {
+			b.Liquidity.MainPairUSD = numPtr(m.Selected.LiquidityUSD)
+		}
+		b.VolumeUSD = &contract.Windows[json.Number]{M5: num(m.VolumeUSD.M5), H1: num(m.VolumeUSD.H1),
+			H6: num(m.VolumeUSD.H6), H24: num(m.VolumeUSD.H24)}
+		b.Transactions = &contract.Windows[txnsSection]{M5: txns(m.Txns.M5), H1: txns(m.Txns.H1),
+			H6: txns(m.Txns.H6), H24: txns(m.Txns.H24)}
+		b.MainPair = newPairBody(m.Selected)
+		b.PairCount = ptr(len(m.Pairs))
+		b.Warnings = warnings(m.Warnings)
+	}
+	b.Valuation.MarketCapUSD, b.Valuation.FDVUSD = r.valuation(m, sp)
+	if h := r.st.holders(); h != nil {
+		b.Holders = &holdersSection{Count: h.Holders, TokenAccounts: h.TokenAccounts,
+			NonZeroAccounts: h.NonZeroAccounts, Method: h.Method}
+	}
+	if sp != nil {
+		b.Supply = &supplySection{Decimals: sp.decimals, Total: sp.total.value, TotalRaw: sp.total.raw,
+			Circulating: sp.circulating.value, CirculatingRaw: sp.circulating.raw, Max: sp.max.value, MaxRaw: sp.max.raw}
+	}
+	return r.okJSON(b, in)
+}
+
+// pairDetail is a detected pair as /api/market-pairs shows it.
+type pairDetail struct {
+	pairBody
+	PriceUSD     *json.Number `json:"price_usd"`
+	PriceQuote   *json.Number `json:"price_quote"`
+	VolumeUSD24h json.Number  `json:"volume_usd_24h"`
+	CreatedAt    *string      `json:"created_at"`
+	Labels       []string     `json:"labels"`
+	Usable       bool         `json:"usable"`
+	Reason       *string      `json:"reason"`
+}
+
+type officialPairBody struct {
+	Address      string       `json:"address"`
+	Found        bool         `json:"found"`
+	Selected     bool         `json:"selected"`
+	LiquidityUSD *json.Number `json:"liquidity_usd"`
+}
+
+type marketPairsBody struct {
+	Mint         string             `json:"mint"`
+	MarketStatus string             `json:"market_status"`
+	Rule         string             `json:"rule"`
+	Selected     *pairBody          `json:"selected"`
+	Official     []officialPairBody `json:"official"`
+	Pairs        []pairDetail       `json:"pairs"`
+	PairCount    int                `json:"pair_count"`
+	Warnings     []contract.Warning `json:"warnings"`
+	Source       contract.Source    `json:"source"`
+	UpdatedAt    string             `json:"updated_at"`
+	Stale        bool               `json:"stale"`
+}
+
+func (r *renderer) marketPairs() *response {
+	m := r.st.market()
+	if m == nil {
+		return r.unavailable(contract.DomainMarket)
+	}
+	in := r.info(contract.DomainMarket)
+	b := marketPairsBody{Mint: r.token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
+		Official: []officialPairBody{}, Pairs: []pairDetail{}, PairCount: len(m.Pairs), Warnings: warnings(m.Warnings),
+		Source: r.st.docs[contract.DomainMarket].env.Source, UpdatedAt: formatTime(in.updatedAt), Stale: in.stale}
+	for _, o := range m.Official {
+		b.Official = append(b.Official, officialPairBody{Address: o.Address, Found: o.Found, Selected: o.Selected,
+			LiquidityUSD: numPtr(o.LiquidityUSD)})
+	}
+	for i := range m.Pairs {
+		p := &m.Pairs[i]
+		d := pairDetail{pairBody: *newPairBody(p), PriceUSD: numPtr(p.PriceUSD), PriceQuote: numPtr(p.PriceQuote),
+			VolumeUSD24h: num(p.VolumeUSD24h), Labels: p.Labels, Usable: p.Usable}
+		if d.Labels == nil {
+			d.Labels = []string{}
+		}
+		if p.CreatedAt != nil {
+			d.CreatedAt = ptr(formatTime(*p.CreatedAt))
+		}
+		if p.Reason != "" {
+			d.Reason = ptr(p.Reason)
+		}
+		b.Pairs = append(b.Pairs, d)
+	}
+	return r.okJSON(b, in)
+}

@@ -1,0 +1,186 @@
+package edge
+
+// Bodies of the supply domain: the plain-text figures, /api/supply and
+// /api/coingecko-supply.
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tokendata/tokendata/shared/amount"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// tokenAmount is an exact token amount and its raw twin.
+type tokenAmount struct {
+	value json.Number
+	raw   string
+}
+
+func formatAmount(raw string, decimals uint8) (tokenAmount, error) {
+	s, err := amount.Format(raw, decimals)
+	if err != nil {
+		return tokenAmount{}, err
+	}
+	norm, _ := amount.ToRaw(s, decimals) // normalized raw (no leading zeros)
+	return tokenAmount{value: json.Number(s), raw: norm}, nil
+}
+
+// maxSupplyWhole is the disclosed maximum supply from the token file, in
+// whole tokens.
+func (in *renderInputs) maxSupplyWhole() string {
+	raw, err := amount.ToRaw(in.token.MaxSupply, 0)
+	if err != nil {
+		return config.DefaultMaxSupply
+	}
+	return raw
+}
+
+// decimals is the ledger's decimals when the supply document is present,
+// else the token file's, else unknown.
+func (r *renderer) decimals() *uint8 {
+	if sp := r.st.supply(); sp != nil {
+		d := sp.Decimals
+		return &d
+	}
+	return r.token.Decimals
+}
+
+// supplies are the three supplies of the supply document.
+type supplies struct {
+	decimals                uint8
+	total, circulating, max tokenAmount
+}
+
+func (r *renderer) supplies() (*supplies, error) {
+	sp := r.st.supply()
+	if sp == nil {
+		return nil, nil
+	}
+	total, err := formatAmount(sp.TotalRaw, sp.Decimals)
+	if err != nil {
+		return nil, fmt.Errorf("total_raw: %w", err)
+	}
+	circ, err := formatAmount(sp.CirculatingRaw, sp.Decimals)
+	if err != nil {
+		return nil, fmt.Errorf("circulating_raw: %w", err)
+	}
+	maxRaw, err := r.token.MaxSupplyRaw(sp.Decimals)
+	if err != nil {
+		return nil, fmt.Errorf("token max_supply: %w", err)
+	}
+	mx, err := formatAmount(maxRaw, sp.Decimals)
+	if err != nil {
+		return nil, fmt.Errorf("max supply: %w", err)
+	}
+	return &supplies{decimals: sp.Decimals, total: total, circulating: circ, max: mx}, nil
+}
+
+// ---- plain text ----
+
+func (r *renderer) totalSupply() *response {
+	return r.supplyText(func(sp *supplies) tokenAmount { return sp.total })
+}
+
+func (r *renderer) circulatingSupply() *response {
+	return r.supplyText(func(sp *supplies) tokenAmount { return sp.circulating })
+}
+
+// supplyText renders one supply figure as the plain-text body.
+func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *response {
+	if r.st.supply() == nil {
+		return r.unavailable(contract.DomainSupply)
+	}
+	sp, err := r.supplies()
+	if err != nil {
+		return r.internal(err)
+	}
+	return r.okText(string(figure(sp).value), r.info(contract.DomainSupply))
+}
+
+func (r *renderer) maxSupply() *response {
+	return r.okText(r.maxSupplyWhole(), dataInfo{})
+}
+
+// ---- /api/supply, /api/coingecko-supply ----
+
+type supplyBody struct {
+	Mint                 string               `json:"mint"`
+	Decimals             uint8                `json:"decimals"`
+	TotalSupply          json.Number          `json:"total_supply"`
+	TotalSupplyRaw       string               `json:"total_supply_raw"`
+	CirculatingSupply    json.Number          `json:"circulating_supply"`
+	CirculatingSupplyRaw string               `json:"circulating_supply_raw"`
+	MaxSupply            json.Number          `json:"max_supply"`
+	MaxSupplyRaw         string               `json:"max_supply_raw"`
+	TokenProgram         string               `json:"token_program"`
+	TokenProgramID       string               `json:"token_program_id"`
+	MintAuthority        *string              `json:"mint_authority"`
+	FreezeAuthority      *string              `json:"freeze_authority"`
+	Slot                 uint64               `json:"slot"`
+	Commitment           string               `json:"commitment"`
+	Methodology          contract.Methodology `json:"methodology"`
+	Warnings             []contract.Warning   `json:"warnings"`
+	Source               contract.Source      `json:"source"`
+	UpdatedAt            string               `json:"updated_at"`
+	Stale                bool                 `json:"stale"`
+}
+
+func (r *renderer) supply() *response {
+	doc := r.st.supply()
+	if doc == nil {
+		return r.unavailable(contract.DomainSupply)
+	}
+	sp, err := r.supplies()
+	if err != nil {
+		return r.internal(err)
+	}
+	in := r.info(contract.DomainSupply)
+	m := doc.Methodology
+	if m.Rules == nil {
+		m.Rules = []string{}
+	}
+	return r.okJSON(supplyBody{
+		Mint: r.token.Mint, Decimals: sp.decimals,
+		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
+		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
+		MaxSupply: sp.max.value, MaxSupplyRaw: sp.max.raw,
+		TokenProgram: doc.TokenProgram, TokenProgramID: doc.TokenProgramID,
+		MintAuthority: doc.MintAuthority, FreezeAuthority: doc.FreezeAuthority,
+		Slot: doc.Slot, Commitment: doc.Commitment, Methodology: m,
+		Warnings: warnings(doc.Warnings), Source: r.st.docs[contract.DomainSupply].env.Source,
+		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+	}, in)
+}
+
+type coinGeckoBody struct {
+	TotalSupply          json.Number `json:"total_supply"`
+	TotalSupplyRaw       string      `json:"total_supply_raw"`
+	CirculatingSupply    json.Number `json:"circulating_supply"`
+	CirculatingSupplyRaw string      `json:"circulating_supply_raw"`
+	MaxSupply            json.Number `json:"max_supply"`
+	MaxSupplyRaw         string      `json:"max_supply_raw"`
+	Decimals             uint8       `json:"decimals"`
+	Mint                 string      `json:"mint"`
+	UpdatedAt            string      `json:"updated_at"`
+	Stale                bool        `json:"stale"`
+}
+
+func (r *renderer) coinGeckoSupply() *response {
+	if r.st.supply() == nil {
+		return r.unavailable(contract.DomainSupply)
+	}
+	sp, err := r.supplies()
+	if err != nil {
+		return r.internal(err)
+	}
+	in := r.info(contract.DomainSupply)
+	return r.okJSON(coinGeckoBody{
+		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
+		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
+		MaxSupply: sp.max.value, MaxSupplyRaw: sp.max.raw,
+		Decimals: sp.decimals, Mint: r.token.Mint,
+		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+	}, in)
+}

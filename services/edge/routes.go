@@ -1,0 +1,80 @@
+package edge
+
+import "time"
+
+// Interface versions of contract section 6.
+const (
+	APIVersion    = "2.0"
+	PortalVersion = 4
+)
+
+// Route paths of contract section 4 (and the OpenAPI document).
+const (
+	PathTotalSupply       = "/api/total-supply"
+	PathCirculatingSupply = "/api/circulating-supply"
+	PathMaxSupply         = "/api/max-supply"
+	PathSupply            = "/api/supply"
+	PathCoinGeckoSupply   = "/api/coingecko-supply"
+	PathPrice             = "/api/price"
+	PathHolders           = "/api/holders"
+	PathTokenMetadata     = "/api/token-metadata"
+	PathHealth            = "/api/health"
+	PathExchanges         = "/api/exchanges"
+	PathMarket            = "/api/market"
+	PathMarketData        = "/api/market-data"
+	PathStatus            = "/api/status"
+	PathMarketPairs       = "/api/market-pairs"
+	PathOpenAPI           = "/api/openapi.json"
+)
+
+// Indexes of the pre-rendered routes in a view.
+const (
+	rTotalSupply = iota
+	rCirculatingSupply
+	rMaxSupply
+	rSupply
+	rCoinGeckoSupply
+	rPrice
+	rHolders
+	rTokenMetadata
+	rExchanges
+	rMarket
+	rMarketData
+	rMarketPairs
+	rOpenAPI
+	numRendered
+)
+
+// renderedRoute is a route whose answer is rendered once per change.
+type renderedRoute struct {
+	path   string
+	group  group
+	render func(r *renderer) *response
+}
+
+var renderedRoutes = [numRendered]renderedRoute{
+	rTotalSupply:       {PathTotalSupply, groupSupply, (*renderer).totalSupply},
+	rCirculatingSupply: {PathCirculatingSupply, groupSupply, (*renderer).circulatingSupply},
+	rMaxSupply:         {PathMaxSupply, groupStatic, (*renderer).maxSupply},
+	rSupply:            {PathSupply, groupSupply, (*renderer).supply},
+	rCoinGeckoSupply:   {PathCoinGeckoSupply, groupSupply, (*renderer).coinGeckoSupply},
+	rPrice:             {PathPrice, groupMarket, (*renderer).price},
+	rHolders:           {PathHolders, groupHolders, (*renderer).holders},
+	rTokenMetadata:     {PathTokenMetadata, groupStatic, (*renderer).tokenMetadata},
+	rExchanges:         {PathExchanges, groupStatic, (*renderer).exchanges},
+	rMarket:            {PathMarket, groupMarket, (*renderer).market},
+	rMarketData:        {PathMarketData, groupMarket, (*renderer).marketData},
+	rMarketPairs:       {PathMarketPairs, groupMarket, (*renderer).marketPairs},
+	rOpenAPI:           {PathOpenAPI, groupStatic, (*renderer).openAPI},
+}
+
+// view is what the request path reads through one atomic pointer: the
+// state it was rendered from and every pre-rendered answer.
+type view struct {
+	st         *state
+	renderedAt time.Time
+	routes     [numRendered]*response
+	// nextChange is the first moment a domain crosses its stale-after or
+	// its TTL, when the view must be rendered again (zero: never).
+	nextChange time.Time
+}
