@@ -14,7 +14,6 @@ import (
 	"github.com/tokendata/tokendata/services/edge/internal/fixture"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/store"
 )
@@ -271,7 +270,8 @@ func TestConfigDefaults(t *testing.T) {
 // loopback port: a document written after start is served at once (the
 // update notification), and Run stops cleanly.
 func TestRunPicksUpUpdates(t *testing.T) {
-	h := newHarness(t, nil, func(_ *config.Common, c *Config, d *Deps) {
+	h := newHarness(t, nil, func(cm *config.Common, c *Config, d *Deps) {
+		cm.DrainDelay = 0
 		d.Now = time.Now
 		c.SnapshotPoll = time.Hour // only the notification can bring the update
 	})
@@ -282,7 +282,7 @@ func TestRunPicksUpUpdates(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- h.srv.RunWith(ctx, &lifecycle.Server{Name: "api", Srv: &http.Server{Handler: h.srv.Handler(), ReadHeaderTimeout: time.Second}, Listener: ln})
+		done <- h.srv.RunOn(ctx, ln)
 	}()
 	url := "http://" + ln.Addr().String()
 	waitFor(t, func() bool { return h.srv.Ready() })
@@ -312,7 +312,8 @@ func TestRedisDownAndBack(t *testing.T) {
 	opts.DialTimeout, opts.ReadTimeout, opts.MaxRetries = 200*time.Millisecond, 200*time.Millisecond, -1
 	rst := store.New(store.NewRedis(opts), config.DemoMint)
 	t.Cleanup(func() { _ = rst.Close() })
-	h := newHarness(t, rst, func(_ *config.Common, c *Config, d *Deps) {
+	h := newHarness(t, rst, func(cm *config.Common, c *Config, d *Deps) {
+		cm.DrainDelay = 0
 		d.Now = time.Now
 		c.SnapshotPoll, c.StoreTimeout = 100*time.Millisecond, 300*time.Millisecond
 	})
@@ -327,7 +328,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- h.srv.RunWith(ctx, &lifecycle.Server{Name: "api", Srv: &http.Server{Handler: h.srv.Handler(), ReadHeaderTimeout: time.Second}, Listener: ln})
+		done <- h.srv.RunOn(ctx, ln)
 	}()
 	url := "http://" + ln.Addr().String()
 	waitFor(t, func() bool { return get(t, url+PathPrice) == http.StatusOK })

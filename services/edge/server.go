@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -145,27 +146,35 @@ func (s *Server) Ready() bool {
 
 // Run refreshes the snapshot and serves the public API on
 // common.HTTPAddr until ctx is done, then drains and shuts down.
-func (s *Server) Run(ctx context.Context) error {
-	srv := &lifecycle.Server{
-		Name: "api",
+func (s *Server) Run(ctx context.Context) error { return s.RunOn(ctx, nil) }
+
+// RunOn is Run on a listener the caller opened (standalone, tests); nil
+// listens on common.HTTPAddr.
+func (s *Server) RunOn(ctx context.Context, l net.Listener) error {
+	return lifecycle.Run(ctx, s.Refresher, s.apiServer(l).Run)
+}
+
+// apiServer is the one public HTTP server of the edge, whoever runs it:
+// its limits, and readiness off before the drain.
+func (s *Server) apiServer(l net.Listener) *lifecycle.Server {
+	return &lifecycle.Server{
+		Name:     "api",
+		Listener: l,
 		// No ReadTimeout/WriteTimeout: they cost two deadline updates per
 		// request, and a GET has no body to read (ReadHeaderTimeout bounds
 		// the request); slow readers are the cache tier's to absorb.
 		Srv: &http.Server{Addr: s.common.HTTPAddr, Handler: s.engine, ReadHeaderTimeout: 5 * time.Second,
-			IdleTimeout: 120 * time.Second, MaxHeaderBytes: 32 << 10},
+			IdleTimeout: 120 * time.Second, MaxHeaderBytes: maxHeaderBytes},
 		BeforeDrain: func() { s.draining.Store(true) },
 		Drain:       s.common.DrainDelay,
 		Timeout:     s.common.ShutdownTimeout,
 		Log:         s.log,
 	}
-	return s.RunWith(ctx, srv)
 }
 
-// RunWith is Run with a given server (standalone and tests pass their own
-// listener).
-func (s *Server) RunWith(ctx context.Context, srv *lifecycle.Server) error {
-	return lifecycle.Run(ctx, s.Refresher, srv.Run)
-}
+// maxHeaderBytes bounds a request's header block: the API reads a few
+// short headers; anything larger gets 431.
+const maxHeaderBytes = 32 << 10
 
 // Refresher keeps the snapshot current until ctx is done: it re-reads the
 // store when a collector publishes an update, every SnapshotPoll, and

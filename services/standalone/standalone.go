@@ -15,7 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge"
@@ -149,11 +148,6 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	opsSrv := process.OpsServer(common, reg, api.Ready, opsL, log)
-	apiSrv := &lifecycle.Server{
-		Name: "api", Listener: apiL, Log: log,
-		Srv:   &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
-		Drain: common.DrainDelay, Timeout: common.ShutdownTimeout,
-	}
 
 	info := Info{Demo: demo, Mint: token.Mint, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
 	log.Info("standalone ready", "mint", token.Mint, "demo", demo, "store", backend, "api", info.API, "ops", info.Ops)
@@ -166,7 +160,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Started(info)
 	}
 	return lifecycle.Run(ctx, opsSrv.Run,
-		func(ctx context.Context) error { return api.RunWith(ctx, apiSrv) },
+		func(ctx context.Context) error { return api.RunOn(ctx, apiL) },
 		sup.Run, mkt.Run, hld.Run)
 }
 

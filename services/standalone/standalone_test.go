@@ -41,13 +41,18 @@ type running struct {
 	done   chan error
 }
 
-func start(t *testing.T, sim simulator.Options) *running {
+// start runs standalone on loopback with no drain delay; opts adjust the
+// common configuration after that.
+func start(t *testing.T, sim simulator.Options, opts ...func(*config.Common)) *running {
 	t.Helper()
 	common, err := config.LoadCommon()
 	if err != nil {
 		t.Fatal(err)
 	}
 	common.DrainDelay = 0
+	for _, o := range opts {
+		o(&common)
+	}
 	apiL, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -231,4 +236,63 @@ func TestSupplyChangeReachesTheEdge(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestPublicServerIsTheEdges: standalone serves its API through the edge's
+// own server, so it has the edge's header limit (431 past it) and the
+// edge's drain hook (tokendata_edge_ready turns 0 as the drain begins,
+// while the listeners still answer).
+func TestPublicServerIsTheEdges(t *testing.T) {
+	const drain = 3 * time.Second
+	r := start(t, simulator.Options{Seed: 5, Accounts: 100}, func(c *config.Common) { c.DrainDelay = drain })
+
+	req, err := http.NewRequest(http.MethodGet, r.info.API+"/api/health", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Pad", strings.Repeat("x", 48<<10)) // over the edge's 32 KiB, far under net/http's 1 MiB
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("48 KiB of headers: %d, want 431", resp.StatusCode)
+	}
+
+	waitReady := func(want string, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		got := edgeReady(r.info.Ops)
+		for got != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("tokendata_edge_ready = %q, want %s", got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+			got = edgeReady(r.info.Ops)
+		}
+	}
+	waitReady("1", 30*time.Second)
+	r.cancel()
+	waitReady("0", drain-time.Second)
+}
+
+// edgeReady is the value of tokendata_edge_ready on the ops listener, ""
+// when it cannot be read.
+func edgeReady(ops string) string {
+	resp, err := http.Get(ops + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "tokendata_edge_ready "); ok {
+			return v
+		}
+	}
+	return ""
 }
