@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caarlos0/env/v11"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -39,14 +38,8 @@ type Config struct {
 	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s"`
 }
 
-// DefaultConfig returns the defaults of every field.
-func DefaultConfig() Config {
-	var c Config
-	if err := env.ParseWithOptions(&c, env.Options{Environment: map[string]string{}}); err != nil {
-		panic(fmt.Sprintf("edge: invalid envDefault tag: %v", err)) // a bug in this file, caught by the tests
-	}
-	return c
-}
+// DefaultConfig returns the defaults of every field, from the tags.
+func DefaultConfig() Config { return config.Default[Config]() }
 
 // LoadConfig reads the EDGE_ variables and validates them.
 func LoadConfig() (Config, error) {

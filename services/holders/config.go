@@ -40,12 +40,9 @@ type Config struct {
 	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s"`
 }
 
-// DefaultConfig is Config with every default, as config.Load gives it on
-// an empty environment.
-func DefaultConfig() Config {
-	return Config{RPCTimeout: 5 * time.Minute, Program: ProgramAuto, DASPageLimit: 1000, Gzip: true,
-		Commitment: "confirmed", ProgressInterval: 10 * time.Second}
-}
+// DefaultConfig is Config with every default, as LoadConfig gives it on
+// an empty environment: the tags above.
+func DefaultConfig() Config { return config.Default[Config]() }
 
 // LoadConfig reads the HOLDERS_ variables and validates them.
 func LoadConfig() (Config, error) {

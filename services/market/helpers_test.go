@@ -57,8 +57,10 @@ type harness struct {
 
 // testConfig retries fast and never waits on the local rate limits.
 func testConfig() Config {
-	return Config{HTTPTimeout: 2 * time.Second, RetryAttempts: 2, RetryBase: time.Millisecond,
-		DexScreenerRPM: 60000, GeckoTerminalRPM: 60000}
+	c := DefaultConfig()
+	c.HTTPTimeout, c.RetryAttempts, c.RetryBase = 2*time.Second, 2, time.Millisecond
+	c.DexScreenerRPM, c.GeckoTerminalRPM = 60000, 60000
+	return c
 }
 
 func newHarness(t *testing.T, s setup) *harness {

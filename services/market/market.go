@@ -60,92 +60,6 @@ const MinRefresh = time.Second
 // file sets none.
 const DefaultPriceMoveWarning = "0.5"
 
-// Config is the market collector's own configuration, read with
-// config.Load(&cfg, "MARKET_"). Zero fields take the defaults.
-type Config struct {
-	// HTTPTimeout bounds each upstream request (MARKET_HTTP_TIMEOUT).
-	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" envDefault:"10s"`
-	// UserAgent is sent with every request (MARKET_USER_AGENT); empty:
-	// "tokendata-market/<version>".
-	UserAgent string `env:"USER_AGENT"`
-	// MaxBodyBytes caps an upstream answer (MARKET_MAX_BODY_BYTES).
-	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"4194304"`
-	// DexScreenerRPM caps requests to DexScreener per minute, retries
-	// included (MARKET_DEXSCREENER_RPM; its documented limit is 300).
-	DexScreenerRPM int `env:"DEXSCREENER_RPM" envDefault:"300"`
-	// GeckoTerminalRPM caps requests to GeckoTerminal per minute
-	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30).
-	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" envDefault:"30"`
-	// DisableFallback turns the GeckoTerminal fallback off
-	// (MARKET_DISABLE_FALLBACK).
-	DisableFallback bool `env:"DISABLE_FALLBACK"`
-	// RetryAttempts is the number of tries within one poll
-	// (MARKET_RETRY_ATTEMPTS).
-	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3"`
-	// RetryBase is the first wait between tries, doubled after each, with
-	// ±50 % jitter (MARKET_RETRY_BASE).
-	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s"`
-}
-
-// LoadConfig reads Config from the MARKET_ environment variables.
-func LoadConfig() (Config, error) {
-	var c Config
-	if err := config.Load(&c, "MARKET_"); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// withDefaults fills zero fields.
-func (c Config) withDefaults() Config {
-	if c.HTTPTimeout == 0 {
-		c.HTTPTimeout = 10 * time.Second
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = "tokendata-market/" + buildinfo.Version
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 4 << 20
-	}
-	if c.DexScreenerRPM == 0 {
-		c.DexScreenerRPM = 300
-	}
-	if c.GeckoTerminalRPM == 0 {
-		c.GeckoTerminalRPM = 30
-	}
-	if c.RetryAttempts == 0 {
-		c.RetryAttempts = collector.DefaultBackoff.Attempts
-	}
-	if c.RetryBase == 0 {
-		c.RetryBase = collector.DefaultBackoff.Base
-	}
-	return c
-}
-
-// Validate checks every field and names the variable at fault.
-func (c Config) Validate() error {
-	var errs []error
-	if c.HTTPTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("MARKET_HTTP_TIMEOUT: %s is not positive", c.HTTPTimeout))
-	}
-	if c.MaxBodyBytes < 1024 {
-		errs = append(errs, fmt.Errorf("MARKET_MAX_BODY_BYTES: %d is below 1024", c.MaxBodyBytes))
-	}
-	if c.DexScreenerRPM < 1 {
-		errs = append(errs, fmt.Errorf("MARKET_DEXSCREENER_RPM: %d is not positive", c.DexScreenerRPM))
-	}
-	if c.GeckoTerminalRPM < 1 {
-		errs = append(errs, fmt.Errorf("MARKET_GECKOTERMINAL_RPM: %d is not positive", c.GeckoTerminalRPM))
-	}
-	if c.RetryAttempts < 1 || c.RetryAttempts > 10 {
-		errs = append(errs, fmt.Errorf("MARKET_RETRY_ATTEMPTS: %d is not between 1 and 10", c.RetryAttempts))
-	}
-	if c.RetryBase <= 0 {
-		errs = append(errs, fmt.Errorf("MARKET_RETRY_BASE: %s is not positive", c.RetryBase))
-	}
-	return errors.Join(errs...)
-}
-
 // Collector polls the aggregators and writes the market document.
 type Collector struct {
 	cfg       Config
@@ -172,7 +86,6 @@ type Collector struct {
 // official pairs and its price move warning. It registers its metrics on
 // deps.Registry.
 func New(common config.Common, token config.Token, cfg Config, deps collector.Deps) (*Collector, error) {
-	cfg = cfg.withDefaults()
 	errs := []error{cfg.Validate()}
 	timing := common.Timings()[contract.DomainMarket]
 	if err := timing.Validate(); err != nil {
@@ -209,6 +122,9 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		return nil, err
 	}
 
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "tokendata-market/" + buildinfo.Version
+	}
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tokendata/tokendata/shared/buildinfo"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -527,6 +528,11 @@ func TestRunPollsUntilCancelled(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
+	with := func(mut func(*Config)) Config {
+		c := DefaultConfig()
+		mut(&c)
+		return c
+	}
 	good := config.Common{DexScreenerURL: "https://api.dexscreener.com", GeckoTerminalURL: "https://api.geckoterminal.com/api/v2"}
 	mem := func() collector.Deps {
 		return collector.Deps{Store: storeFor(t, mint)}
@@ -539,16 +545,16 @@ func TestNewValidates(t *testing.T) {
 		deps   func() collector.Deps
 		want   string
 	}{
-		{"refresh below 1s", func(c *config.Common) { c.Market.Refresh = 500 * time.Millisecond }, config.Token{Mint: mint}, Config{}, mem, "MARKET_REFRESH"},
-		{"ttl below twice refresh", func(c *config.Common) { c.Market.TTL = 90 * time.Second }, config.Token{Mint: mint}, Config{}, mem, "MARKET_TTL"},
-		{"bad dexscreener url", func(c *config.Common) { c.DexScreenerURL = "ftp://x" }, config.Token{Mint: mint}, Config{}, mem, "DEXSCREENER_URL"},
-		{"bad geckoterminal url", func(c *config.Common) { c.GeckoTerminalURL = "" }, config.Token{Mint: mint}, Config{}, mem, "GECKOTERMINAL_URL"},
-		{"bad mint", nil, config.Token{Mint: "nope"}, Config{}, mem, "token mint"},
-		{"bad move share", nil, config.Token{Mint: mint, PriceMoveWarning: "-1"}, Config{}, mem, "price_move_warning"},
-		{"negative timeout", nil, config.Token{Mint: mint}, Config{HTTPTimeout: -time.Second}, mem, "MARKET_HTTP_TIMEOUT"},
-		{"tiny body cap", nil, config.Token{Mint: mint}, Config{MaxBodyBytes: 10}, mem, "MARKET_MAX_BODY_BYTES"},
-		{"no store", nil, config.Token{Mint: mint}, Config{}, func() collector.Deps { return collector.Deps{} }, "deps.Store"},
-		{"store of another mint", nil, config.Token{Mint: mint}, Config{}, func() collector.Deps {
+		{"refresh below 1s", func(c *config.Common) { c.Market.Refresh = 500 * time.Millisecond }, config.Token{Mint: mint}, DefaultConfig(), mem, "MARKET_REFRESH"},
+		{"ttl below twice refresh", func(c *config.Common) { c.Market.TTL = 90 * time.Second }, config.Token{Mint: mint}, DefaultConfig(), mem, "MARKET_TTL"},
+		{"bad dexscreener url", func(c *config.Common) { c.DexScreenerURL = "ftp://x" }, config.Token{Mint: mint}, DefaultConfig(), mem, "DEXSCREENER_URL"},
+		{"bad geckoterminal url", func(c *config.Common) { c.GeckoTerminalURL = "" }, config.Token{Mint: mint}, DefaultConfig(), mem, "GECKOTERMINAL_URL"},
+		{"bad mint", nil, config.Token{Mint: "nope"}, DefaultConfig(), mem, "token mint"},
+		{"bad move share", nil, config.Token{Mint: mint, PriceMoveWarning: "-1"}, DefaultConfig(), mem, "price_move_warning"},
+		{"negative timeout", nil, config.Token{Mint: mint}, with(func(c *Config) { c.HTTPTimeout = -time.Second }), mem, "MARKET_HTTP_TIMEOUT"},
+		{"tiny body cap", nil, config.Token{Mint: mint}, with(func(c *Config) { c.MaxBodyBytes = 10 }), mem, "MARKET_MAX_BODY_BYTES"},
+		{"no store", nil, config.Token{Mint: mint}, DefaultConfig(), func() collector.Deps { return collector.Deps{} }, "deps.Store"},
+		{"store of another mint", nil, config.Token{Mint: mint}, DefaultConfig(), func() collector.Deps {
 			return collector.Deps{Store: storeFor(t, "So11111111111111111111111111111111111111112")}
 		}, "deps.Store"},
 	}
@@ -564,26 +570,39 @@ func TestNewValidates(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(good, config.Token{Mint: mint}, Config{}, mem()); err != nil {
-		t.Errorf("defaults rejected: %v", err)
+	c, err := New(good, config.Token{Mint: mint}, DefaultConfig(), mem())
+	if err != nil {
+		t.Fatalf("defaults rejected: %v", err)
+	}
+	if ua := "tokendata-market/" + buildinfo.Version; c.cfg.UserAgent != ua {
+		t.Errorf("User-Agent %q, want %q", c.cfg.UserAgent, ua)
 	}
 }
 
 func TestConfigFromEnvironment(t *testing.T) {
+	want := Config{HTTPTimeout: 10 * time.Second, MaxBodyBytes: 4 << 20, DexScreenerRPM: 300, GeckoTerminalRPM: 30,
+		RetryAttempts: 3, RetryBase: time.Second}
+	if c, err := LoadConfig(); err != nil || c != want || DefaultConfig() != want {
+		t.Errorf("LoadConfig() = %+v, %v; DefaultConfig() = %+v; want %+v", c, err, DefaultConfig(), want)
+	}
 	t.Setenv("MARKET_HTTP_TIMEOUT", "3s")
 	t.Setenv("MARKET_USER_AGENT", "probe/1")
 	t.Setenv("MARKET_MAX_BODY_BYTES", "65536")
-	var cfg Config
-	if err := config.Load(&cfg, "MARKET_"); err != nil {
+	cfg, err := LoadConfig()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.HTTPTimeout != 3*time.Second || cfg.UserAgent != "probe/1" || cfg.MaxBodyBytes != 65536 ||
 		cfg.DexScreenerRPM != 300 || cfg.GeckoTerminalRPM != 30 || cfg.RetryAttempts != 3 {
 		t.Errorf("config %+v", cfg)
 	}
-	t.Setenv("MARKET_HTTP_TIMEOUT", "soon")
-	if err := config.Load(&cfg, "MARKET_"); err == nil || !strings.Contains(err.Error(), "MARKET_HTTP_TIMEOUT") {
-		t.Errorf("error %v does not name MARKET_HTTP_TIMEOUT", err)
+	for name, value := range map[string]string{"MARKET_HTTP_TIMEOUT": "soon", "MARKET_RETRY_ATTEMPTS": "11"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("error %v does not name %s", err, name)
+			}
+		})
 	}
 }
 

@@ -33,10 +33,8 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig
-// returns it from an empty environment.
-func DefaultConfig() Config {
-	return Config{Commitment: CommitmentFinalized, RPCTimeout: 10 * time.Second, RetryAttempts: 3, RetryBase: time.Second}
-}
+// returns it from an empty environment: the tags above.
+func DefaultConfig() Config { return config.Default[Config]() }
 
 // LoadConfig reads the SUPPLY_ variables and validates them.
 func LoadConfig() (Config, error) {

@@ -110,8 +110,9 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestLoadConfig(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		c, err := LoadConfig()
-		if err != nil || c != DefaultConfig() {
-			t.Errorf("LoadConfig() = %+v, %v; want %+v", c, err, DefaultConfig())
+		want := Config{Commitment: CommitmentFinalized, RPCTimeout: 10 * time.Second, RetryAttempts: 3, RetryBase: time.Second}
+		if err != nil || c != want || DefaultConfig() != want {
+			t.Errorf("LoadConfig() = %+v, %v; DefaultConfig() = %+v; want %+v", c, err, DefaultConfig(), want)
 		}
 	})
 	t.Run("set", func(t *testing.T) {

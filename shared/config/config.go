@@ -250,6 +250,20 @@ func Load(cfg any, prefix string) error {
 	return errors.Join(errs...)
 }
 
+// Default returns a T (a struct with `env` tags) holding the envDefault of
+// every field, whatever the process's environment: what Load gives on an
+// empty one. A service's DefaultConfig is Default of its Config, so each
+// default is written once, as a tag beside its field. A tag that does not
+// parse is a bug in the service, so it panics (every service tests its
+// defaults).
+func Default[T any]() T {
+	var c T
+	if err := env.ParseWithOptions(&c, env.Options{Environment: map[string]string{}}); err != nil {
+		panic(fmt.Sprintf("config: invalid envDefault tag in %T: %v", c, err))
+	}
+	return c
+}
+
 // envKeys maps each Go field name to the variables it is read from.
 func envKeys(t reflect.Type, prefix string) map[string][]string {
 	out := map[string][]string{}

@@ -191,3 +191,21 @@ func TestResolveToken(t *testing.T) {
 		t.Errorf("demo token invalid: %v", err)
 	}
 }
+
+func TestDefaultIgnoresTheEnvironment(t *testing.T) {
+	t.Setenv("HTTP_ADDR", ":1234")
+	t.Setenv("LOG_LEVEL", "debug")
+	c := Default[Common]()
+	if c.HTTPAddr != ":8080" || c.LogLevel != "info" || c.HoldersMethod != "getProgramAccounts" || c.RedisURL != "" {
+		t.Errorf("Default[Common]() = %+v", c)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a bad envDefault tag did not panic")
+		}
+	}()
+	type bad struct {
+		N int `env:"N" envDefault:"many"`
+	}
+	_ = Default[bad]()
+}
