@@ -103,7 +103,8 @@ func Run(ctx context.Context, o Options) error {
 	defer func() { _ = st.Close() }()
 
 	reg := ops.NewRegistry("standalone")
-	deps := collector.Deps{Store: st, Metrics: collector.NewMetrics(reg), Registry: reg, Log: log, Simulated: demo}
+	deps := collector.NewDeps(st, reg, log)
+	deps.Simulated = demo
 
 	supplyCfg, err := supply.LoadConfig()
 	if err != nil {

@@ -23,3 +23,10 @@ type Deps struct {
 	// Simulated marks documents and status records of demo mode.
 	Simulated bool
 }
+
+// NewDeps are the dependencies of a collector's own binary: the store,
+// the shared collector series registered on reg (once per registry), reg
+// for the collector's own series, and the process logger.
+func NewDeps(st *store.Store, reg prometheus.Registerer, log *slog.Logger) Deps {
+	return Deps{Store: st, Metrics: NewMetrics(reg), Registry: reg, Log: log}
+}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
@@ -93,11 +92,6 @@ func OpenStore(c config.Common, mint string) (st *store.Store, backend string, e
 func (p *Process) LogStart(serviceConfig any) {
 	logging.Start(p.Log, p.Common)
 	p.Log.Info("service configuration", "mint", p.Token.Mint, p.Service, serviceConfig)
-}
-
-// CollectorDeps are the dependencies of a collector's constructor.
-func (p *Process) CollectorDeps() collector.Deps {
-	return collector.Deps{Store: p.Store, Metrics: collector.NewMetrics(p.Registry), Registry: p.Registry, Log: p.Log}
 }
 
 // Serve runs the ops listener and the actors until ctx is done or one

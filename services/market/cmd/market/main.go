@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/tokendata/tokendata/services/market"
+	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/process"
 )
 
@@ -25,7 +26,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	p.LogStart(cfg)
-	c, err := market.New(p.Common, p.Token, cfg, p.CollectorDeps())
+	c, err := market.New(p.Common, p.Token, cfg, collector.NewDeps(p.Store, p.Registry, p.Log))
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
