@@ -39,29 +39,6 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // MarshalText masks the value in JSON, YAML and any text encoding.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Redact removes from msg every occurrence of the secrets, and of their
-// query strings and paths (which is where providers put keys). Use it on
-// any error text that may quote a URL before it leaves the process.
-func Redact(msg string, secrets ...Secret) string {
-	for _, s := range secrets {
-		v := s.Reveal()
-		if v == "" {
-			continue
-		}
-		msg = strings.ReplaceAll(msg, v, s.String())
-		if u, err := url.Parse(v); err == nil && u.Host != "" {
-			// Errors may quote the URL re-encoded or without its scheme.
-			for _, part := range []string{u.RawQuery, u.EscapedPath(), u.User.String()} {
-				if len(part) > 3 {
-					msg = strings.ReplaceAll(msg, part, "[redacted]")
-				}
-			}
-			msg = strings.ReplaceAll(msg, u.Host, "[redacted-host]")
-		}
-	}
-	return msg
-}
-
 // Common is the configuration every service shares (contract section 7).
 type Common struct {
 	// TokenConfig is the path of the token file.

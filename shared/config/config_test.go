@@ -2,8 +2,10 @@ package config
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,4 +210,84 @@ func TestDefaultIgnoresTheEnvironment(t *testing.T) {
 		N int `env:"N" envDefault:"many"`
 	}
 	_ = Default[bad]()
+}
+
+// TestRedactEveryForm: a key is masked however an upstream quotes it —
+// bare, URL-encoded, hex-dumped or inside a longer URL — for keys in the
+// query, in the path and in the user info.
+func TestRedactEveryForm(t *testing.T) {
+	const (
+		queryKey = "9f3c/Kq+zZ=a&b"
+		pathKey  = "AbCdEf0123456789xyz"
+		password = "hunter2-pw"
+	)
+	secrets := []Secret{
+		Secret("https://mainnet.helius-rpc.com/?api-key=" + url.QueryEscape(queryKey) + "&commitment=1"),
+		Secret("https://eth.alchemy.example/v2/" + pathKey),
+		Secret("redis://default:" + password + "@cache.internal:6379/0"),
+	}
+	r := NewRedactor(secrets...)
+	for _, key := range []string{queryKey, pathKey, password} {
+		for _, msg := range []string{
+			"api key " + key + " is not allowed",
+			"api key " + url.QueryEscape(key) + " is not allowed",
+			"api key " + url.PathEscape(key) + " is not allowed",
+			"api key " + strings.ToLower(url.QueryEscape(key)) + " is not allowed",
+			"key (hex) " + hex.EncodeToString([]byte(key)) + " / " + strings.ToUpper(hex.EncodeToString([]byte(key))),
+			`Post "https://proxy.example/fwd?to=https%3A%2F%2Fnode.example%2Frpc%3Fapi-key%3D` + url.QueryEscape(key) + `": EOF`,
+			"refused https://node.example/v1/" + url.PathEscape(key) + "/getTokenSupply?x=1",
+			"AUTH failed for " + key + key, // touching copies: one mask, nothing left between
+		} {
+			got := r.Redact(msg)
+			if strings.Contains(got, key) || strings.Contains(strings.ToLower(got), strings.ToLower(url.QueryEscape(key))) ||
+				strings.Contains(strings.ToLower(got), hex.EncodeToString([]byte(key))) {
+				t.Errorf("Redact(%q) = %q: the key survived", msg, got)
+			}
+			if !strings.Contains(got, Mask) {
+				t.Errorf("Redact(%q) = %q: no mask", msg, got)
+			}
+		}
+	}
+	// Short values and ordinary path segments are not secrets: the text
+	// around them stays readable.
+	for _, msg := range []string{
+		"commitment 1 is fine", "v2 of the API", "true", "the default user", "GET /v2/ failed",
+	} {
+		if got := r.Redact(msg); got != msg {
+			t.Errorf("Redact(%q) = %q: ordinary text changed", msg, got)
+		}
+	}
+	if got := r.Redact("héllo \xff world " + pathKey); got != "héllo \xff world "+Mask {
+		t.Errorf("non-ASCII text: %q", got)
+	}
+	var none *Redactor
+	if got := none.Redact("api key " + pathKey); got != "api key "+pathKey {
+		t.Errorf("nil redactor changed the text: %q", got)
+	}
+}
+
+func TestTokenLikePathSegments(t *testing.T) {
+	for seg, want := range map[string]bool{
+		"v2": false, "v1beta": true, "default": false, "rpc": false, "solana-mainnet": false,
+		"v1beta3": true, "123456": true, "abcdefghijklmnop": true, "AbCdEf0123456789": true,
+	} {
+		if got := tokenLike(seg); got != want {
+			t.Errorf("tokenLike(%q) = %v, want %v", seg, got, want)
+		}
+	}
+}
+
+func TestSecretsOf(t *testing.T) {
+	c := Common{SolanaRPCURL: "https://a.example/?k=1", RedisURL: "redis://:pw@r:6379"}
+	got := SecretsOf(&c)
+	if len(got) != 2 || got[0] != c.SolanaRPCURL || got[1] != c.RedisURL {
+		t.Errorf("SecretsOf = %v", got)
+	}
+	type nested struct {
+		Inner struct{ Key Secret }
+		Ptr   *Common
+	}
+	if got := SecretsOf(nested{Ptr: &c}); len(got) != 2 {
+		t.Errorf("nested SecretsOf = %v", got)
+	}
 }
