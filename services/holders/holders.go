@@ -103,6 +103,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Metrics:   deps.Metrics,
 		Log:       log,
 		Simulated: deps.Simulated,
+		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
 		Jobs: []collector.Job{{
 			Domain: contract.DomainHolders, Upstream: contract.UpstreamSolanaRPC, Timing: timing,
 			Poll: c.Enumerate,

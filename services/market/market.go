@@ -166,6 +166,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Log:       c.log,
 		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * time.Second},
 		Simulated: deps.Simulated,
+		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
 		Jobs: []collector.Job{{
 			Domain:   contract.DomainMarket,
 			Upstream: contract.UpstreamDexScreener,

@@ -101,6 +101,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Log:       log,
 		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * cfg.RetryBase},
 		Simulated: deps.Simulated,
+		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
 		Jobs: []collector.Job{
 			{Domain: contract.DomainSupply, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainSupply], Poll: c.pollSupply},
 			{Domain: contract.DomainMetadata, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainMetadata], Poll: c.pollMetadata},

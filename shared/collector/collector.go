@@ -14,15 +14,18 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )
 
 // Error is a classified poll failure. Message and Remedy must not carry
-// secrets (URLs, keys).
+// secrets (URLs, keys); the Runner redacts them once more, with every
+// configured secret, before they are recorded or logged.
 type Error struct {
 	// Kind is one of contract.ErrKind*.
 	Kind string
@@ -110,6 +113,9 @@ type Runner struct {
 	Backoff Backoff
 	// Simulated marks status records of demo mode.
 	Simulated bool
+	// Redactor removes the configured secrets from every message before
+	// it is recorded, logged or returned (nil: none configured).
+	Redactor *config.Redactor
 
 	mu     sync.Mutex
 	status contract.Status
@@ -164,10 +170,10 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	run := contract.Run{StartedAt: started.UTC(), FinishedAt: finished.UTC(), OK: err == nil, Upstream: job.Upstream}
 	var ce *Error
 	if err != nil {
-		ce = Classify(err)
+		ce = r.clean(Classify(err))
 		run.ErrorKind, run.Error, run.Remedy = ce.Kind, ce.Message, ce.Remedy
 	} else {
-		run.Note = res.Note
+		run.Note = r.text(res.Note)
 		if res.Upstream != "" {
 			run.Upstream = res.Upstream
 		}
@@ -181,6 +187,26 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	}
 	r.Log.Debug("poll ok", "domain", d, "duration", finished.Sub(started).String())
 	return nil
+}
+
+// maxMessage bounds a message of the status record, once redacted (a
+// cut made before would leave a piece of a secret unrecognised).
+const maxMessage = 512
+
+// text redacts msg, then bounds it.
+func (r *Runner) text(msg string) string {
+	msg = r.Redactor.Redact(msg)
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
+	}
+	return msg
+}
+
+// clean returns a copy of e whose texts carry no secret.
+func (r *Runner) clean(e *Error) *Error {
+	out := *e
+	out.Message, out.Remedy = r.text(e.Message), r.text(e.Remedy)
+	return &out
 }
 
 func (r *Runner) pollWithRetry(ctx context.Context, job *Job) (Result, error) {

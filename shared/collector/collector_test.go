@@ -2,10 +2,12 @@ package collector_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/store"
 )
 
@@ -124,5 +128,56 @@ func TestClassifyHTTP(t *testing.T) {
 		if tt.code == 429 && e.RetryAfter != 7*time.Second {
 			t.Errorf("Retry-After not read: %s", e.RetryAfter)
 		}
+	}
+}
+
+// TestRunnerRedactsEveryText: whatever a poll reports, the configured
+// secrets never reach the status record, the log or the returned error,
+// and a long upstream text is cut only after it was redacted.
+func TestRunnerRedactsEveryText(t *testing.T) {
+	const key = "k3y-0f-the-node-42"
+	rpc := config.Secret("https://rpc.example/v2/" + key)
+	ctx := context.Background()
+	var logs logging.Buffer
+	fail := true
+	r, s, _ := newRunner(t, func(context.Context) (collector.Result, error) {
+		if fail {
+			return collector.Result{}, &collector.Error{Kind: contract.ErrKindForbidden,
+				Message: strings.Repeat("x", 505) + " api key " + key + " is not allowed",
+				Remedy:  "the key " + url.QueryEscape(key) + " has no plan"}
+		}
+		return collector.Result{Doc: contract.Holders{Holders: 5}, Note: "used " + key}, nil
+	})
+	r.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	r.Redactor = config.NewRedactor(rpc)
+	err := r.RunOnce(ctx, contract.DomainHolders)
+	if err == nil || strings.Contains(err.Error(), key) {
+		t.Errorf("RunOnce = %v", err)
+	}
+	fail = false
+	if err := r.RunOnce(ctx, contract.DomainHolders); err != nil {
+		t.Fatal(err)
+	}
+	if note := r.Status().Runs[contract.DomainHolders].Note; note != "used "+config.Mask {
+		t.Errorf("note = %q", note)
+	}
+	if note := r.Status().Runs[contract.DomainHolders].Note; note != "used "+config.Mask {
+		t.Errorf("note = %q", note)
+	}
+	fail = true
+	_ = r.RunOnce(ctx, contract.DomainHolders)
+	st, err := s.ReadStatuses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(st)
+	for what, text := range map[string]string{"status record": string(rec), "log": logs.String()} {
+		if strings.Contains(text, "k3y-0f") {
+			t.Errorf("%s quotes the key: %s", what, text)
+		}
+	}
+	run := st[contract.CollectorHolders].Runs[contract.DomainHolders]
+	if len(run.Error) > 520 || !strings.HasSuffix(run.Error, "…") || !strings.Contains(run.Remedy, config.Mask) {
+		t.Errorf("run = %+v", run)
 	}
 }
