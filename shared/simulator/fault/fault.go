@@ -36,6 +36,7 @@ const (
 	RPCExcludedIndex  Kind = "rpc_excluded_index"   // JSON-RPC -32010 (getProgramAccounts)
 	RPCMethodNotFound Kind = "rpc_method_not_found" // JSON-RPC -32601
 	RPCInvalidParams  Kind = "rpc_invalid_params"   // JSON-RPC -32602
+	RPCKeyEcho        Kind = "rpc_key_echo"         // JSON-RPC -32052 quoting the caller's API key bare, URL-encoded and in URLs
 	PairsEmpty        Kind = "pairs_empty"          // DexScreener answers []
 	PairsNull         Kind = "pairs_null"           // DexScreener answers null
 	GeckoNotFound     Kind = "gecko_not_found"      // GeckoTerminal 404

@@ -6,8 +6,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +26,7 @@ const (
 	CodeNodeUnhealthy       = -32005
 	CodeKeyExcludedFromIdx  = -32010
 	CodeMinContextSlotNotOK = -32016
+	CodeKeyNotAllowed       = -32052
 )
 
 const maxBodyBytes = 1 << 20
@@ -262,7 +265,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, calls []*call, 
 		if i > 0 {
 			_ = o.WriteByte(',')
 		}
-		if err := s.answer(r.Context(), o, c); err != nil {
+		if err := s.answer(r, o, c); err != nil {
 			// The client went away or the stream failed mid-way: stop, and
 			// let net/http drop the connection so the body is not complete.
 			panic(http.ErrAbortHandler)
@@ -280,18 +283,18 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, calls []*call, 
 }
 
 // answer writes one response object.
-func (s *Server) answer(ctx context.Context, o *out, c *call) error {
+func (s *Server) answer(r *http.Request, o *out, c *call) error {
 	rerr := c.err
 	var res resultFunc
 	if rerr == nil && c.fault != nil {
-		rerr = s.protocolFault(c.method, c.fault.Kind)
+		rerr = s.protocolFault(r, c.method, c.fault.Kind)
 	}
 	if rerr == nil {
 		m, ok := methods[c.method]
 		if !ok {
 			rerr = &rpcError{Code: CodeMethodNotFound, Message: "Method not found"}
 		} else {
-			res, rerr = m(s, ctx, c.params)
+			res, rerr = m(s, r.Context(), c.params)
 		}
 	}
 	_, _ = o.WriteString(`{"jsonrpc":"2.0",`)
@@ -316,7 +319,7 @@ func (s *Server) answer(ctx context.Context, o *out, c *call) error {
 }
 
 // protocolFault turns an injected protocol fault into the node's error.
-func (s *Server) protocolFault(method string, k fault.Kind) *rpcError {
+func (s *Server) protocolFault(r *http.Request, method string, k fault.Kind) *rpcError {
 	switch k {
 	case fault.RPCNodeUnhealthy:
 		return s.unhealthyError()
@@ -326,8 +329,39 @@ func (s *Server) protocolFault(method string, k fault.Kind) *rpcError {
 		return &rpcError{Code: CodeMethodNotFound, Message: "Method not found"}
 	case fault.RPCInvalidParams:
 		return invalidParams("Invalid params: invalid type: injected fault for " + method)
+	case fault.RPCKeyEcho:
+		return keyEchoError(r, method)
 	}
 	return nil // a fault meant for another simulator: ignore it
+}
+
+// keyEchoError refuses the caller's API key and quotes it three ways: bare,
+// URL-encoded, and inside URLs (the request's own, as the node received
+// it, and a dashboard link).
+func keyEchoError(r *http.Request, method string) *rpcError {
+	key := callerKey(r)
+	return &rpcError{Code: CodeKeyNotAllowed, Message: fmt.Sprintf(
+		"api key %s is not allowed to access blockchain (key %s, request http://%s%s, manage it at https://dashboard.rpc.invalid/keys/%s/%s?plan=free)",
+		key, url.QueryEscape(key), r.Host, r.URL.RequestURI(), url.PathEscape(key), method)}
+}
+
+// callerKey is the API key a request carries where providers take it: the
+// query parameter api-key, api_key, apikey, key or token, else the
+// longest path segment ("/v2/<key>", "/<key>/"); "" when there is none.
+func callerKey(r *http.Request) string {
+	q := r.URL.Query()
+	for _, name := range []string{"api-key", "api_key", "apikey", "key", "token"} {
+		if v := q.Get(name); v != "" {
+			return v
+		}
+	}
+	var key string
+	for seg := range strings.SplitSeq(r.URL.Path, "/") {
+		if len(seg) > len(key) {
+			key = seg
+		}
+	}
+	return key
 }
 
 func (s *Server) unhealthyError() *rpcError {

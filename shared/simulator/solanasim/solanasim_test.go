@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/mr-tron/base58"
 	"go.uber.org/goleak"
+
+	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -749,6 +752,31 @@ func TestDASPagination(t *testing.T) {
 	} {
 		if _, rerr := rpcCall(t, url, "getTokenAccounts", p); rerr == nil || rerr.Code != CodeInvalidParams {
 			t.Errorf("%v: %v", p, rerr)
+		}
+	}
+}
+
+// TestKeyEchoFault: the node refuses the caller's key and quotes it bare,
+// URL-encoded and inside a URL, wherever the caller put it.
+func TestKeyEchoFault(t *testing.T) {
+	s, base := start(t, 10)
+	const odd = "k3y/with+odd=chars"
+	for _, tc := range []struct{ url, key string }{
+		{base + "/?api-key=" + url.QueryEscape(odd), odd},
+		{base + "/v2/AbCdEf0123456789xyz", "AbCdEf0123456789xyz"},
+	} {
+		s.Faults().Inject("*", fault.Fault{Kind: fault.RPCKeyEcho, Times: 1})
+		_, rerr := rpcCall(t, tc.url, "getSlot", nil)
+		if rerr == nil || rerr.Code != CodeKeyNotAllowed {
+			t.Fatalf("%s: error %+v", tc.url, rerr)
+		}
+		for _, form := range []string{"api key " + tc.key + " ", url.QueryEscape(tc.key), "/keys/" + url.PathEscape(tc.key) + "/getSlot"} {
+			if !strings.Contains(rerr.Message, form) {
+				t.Errorf("%s: message %q does not quote %q", tc.url, rerr.Message, form)
+			}
+		}
+		if _, rerr := rpcCall(t, tc.url, "getSlot", nil); rerr != nil {
+			t.Errorf("the fault outlived its one request: %+v", rerr)
 		}
 	}
 }
