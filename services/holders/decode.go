@@ -1,6 +1,7 @@
 package holders
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -103,6 +104,21 @@ func (s *scanner) response(result func() error) error {
 	return nil
 }
 
+// maxNodeMessage bounds the message of a node's error that is kept.
+const maxNodeMessage = 300
+
+// clipMessage keeps at most maxNodeMessage bytes of a node's message, cut
+// back to a space: a cut inside a word could leave a piece of an API key
+// that redaction, which runs later, no longer recognises.
+func clipMessage(m []byte) string {
+	if len(m) <= maxNodeMessage {
+		return string(m)
+	}
+	m = m[:maxNodeMessage]
+	m = m[:max(bytes.LastIndexByte(m, ' '), 0)]
+	return string(m) + "…"
+}
+
 // rpcError parses {"code":…,"message":…,"data":…}.
 func (s *scanner) rpcError() (*RPCError, error) {
 	e := &RPCError{}
@@ -120,7 +136,7 @@ func (s *scanner) rpcError() (*RPCError, error) {
 		case "message":
 			var m []byte
 			if m, err = s.str(); err == nil {
-				e.Message = string(m[:min(len(m), 300)])
+				e.Message = clipMessage(m)
 			}
 		default:
 			err = s.skip()
