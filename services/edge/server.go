@@ -94,7 +94,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		return nil, fmt.Errorf("token mint %s differs from the store's mint %s", token.Mint, deps.Store.Mint())
 	}
 	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, log: deps.Log, demo: deps.Demo,
-		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common)}
+		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
