@@ -30,9 +30,14 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: deps ## Every module's tests with -race, then the chart checks (installs what is missing first)
+test: deps ## Every module's tests with -race, every fuzz target briefly, then the chart checks (installs what is missing first)
 	hack/test.sh $(MODULES)
+	hack/fuzz.sh $(MODULES)
 	hack/chart-check.sh
+
+.PHONY: fuzz
+fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
+	hack/fuzz.sh $(MODULES)
 
 .PHONY: chart-check
 chart-check: ## helm lint, render matrix, strict decoding, policies, and the cache tier run for real
