@@ -33,6 +33,7 @@ deps: ## Install what the tests need when missing (redis-server...)
 test: deps ## Every module's tests with -race, every fuzz target briefly, then the chart checks (installs what is missing first)
 	hack/test.sh $(MODULES)
 	hack/fuzz.sh $(MODULES)
+	cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...
 	hack/chart-check.sh
 
 .PHONY: fuzz
@@ -47,11 +48,13 @@ chart-check: ## helm lint, render matrix, strict decoding, policies, and the cac
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && go vet ./... && $(BIN)/golangci-lint run --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
+	@bad=$$(gofmt -l hack/bench); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	@cd hack/bench && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --config $(CURDIR)/hack/golangci.yml ./...
 	@echo "lint: clean"
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, then sync the workspace
-	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/chartcheck; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 
 .PHONY: build
@@ -83,11 +86,11 @@ kind-down: ## Delete the local kind cluster
 
 .PHONY: bench
 bench: ## Load test (wrk, 64 connections) of the edge as deployed vs a minimal Gin handler: rps, p50, p99, RSS
-	services/edge/bench/run.sh
+	hack/bench/edge/run.sh
 
 .PHONY: bench-holders
 bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall time, accounts/s, peak RSS)
-	services/holders/bench/run.sh
+	hack/bench/holders/run.sh
 
 $(BIN)/golangci-lint: $(TOOLS_MOD)
 	@mkdir -p $(BIN)

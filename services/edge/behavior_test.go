@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/redistest"
@@ -130,7 +130,7 @@ func TestExpired(t *testing.T) {
 	h := newHarness(t, nil, func(_ *config.Common, _ *Config, d *Deps) { d.Now = time.Now })
 	h.writeAll()
 	// market with a TTL of 300 ms (the memory store expires it for real)
-	env, err := contract.NewEnvelope(h.store.Mint(), contract.DomainMarket, time.Now(), fixture.Source(contract.DomainMarket, false), fixture.Market())
+	env, err := contract.NewEnvelope(h.store.Mint(), contract.DomainMarket, time.Now(), edgetest.Source(contract.DomainMarket, false), edgetest.Market())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestRunPicksUpUpdates(t *testing.T) {
 	if code := get(t, url+PathTotalSupply); code != http.StatusServiceUnavailable {
 		t.Fatalf("before any write: %d", code)
 	}
-	if err := fixture.WriteDoc(ctx, h.store, contract.DomainSupply, fixture.Supply(), time.Now(), time.Hour); err != nil {
+	if err := edgetest.WriteDoc(ctx, h.store, contract.DomainSupply, edgetest.Supply(), time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return get(t, url+PathTotalSupply) == http.StatusOK })
@@ -319,7 +319,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := fixture.WriteAll(ctx, rst, time.Now().Add(-10*time.Second)); err != nil {
+	if err := edgetest.WriteAll(ctx, rst, time.Now().Add(-10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -356,11 +356,11 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 
 	rs.Resume() // an empty Redis (no persistence): our copies stay until their own TTL
-	newer := fixture.Market()
+	newer := edgetest.Market()
 	p := decimalPtr("0.00002")
 	newer.PriceUSD, newer.Selected.PriceUSD = p, p
 	waitFor(t, func() bool {
-		return fixture.WriteDoc(ctx, rst, contract.DomainMarket, newer, time.Now(), time.Hour) == nil
+		return edgetest.WriteDoc(ctx, rst, contract.DomainMarket, newer, time.Now(), time.Hour) == nil
 	})
 	waitFor(t, func() bool {
 		return strings.Contains(h.do(http.MethodGet, PathPrice).Body.String(), `"price_usd":0.00002,`)

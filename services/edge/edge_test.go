@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -29,16 +29,16 @@ var scenarios = map[string]func(h *harness){
 	// nothing collected yet
 	"empty": func(*harness) {},
 	// only supply: composites answer 200 with nulls and `missing`
-	"supply-only": func(h *harness) { h.write(contract.DomainSupply, fixture.Supply(), 10e9) },
+	"supply-only": func(h *harness) { h.write(contract.DomainSupply, edgetest.Supply(), 10e9) },
 	// the aggregator does not list the token; the node cannot enumerate holders
 	"not-indexed": func(h *harness) {
 		for _, d := range []contract.Domain{contract.DomainSupply, contract.DomainMetadata} {
-			h.write(d, fixture.Doc(d), 30e9)
+			h.write(d, edgetest.Doc(d), 30e9)
 		}
-		h.write(contract.DomainMarket, fixture.NotIndexed(), 30e9)
-		for _, s := range fixture.Statuses(t0.Add(-30e9)) {
+		h.write(contract.DomainMarket, edgetest.NotIndexed(), 30e9)
+		for _, s := range edgetest.Statuses(t0.Add(-30e9)) {
 			if s.Collector == contract.CollectorHolders {
-				s = fixture.Unsupported(t0.Add(-10e9))
+				s = edgetest.Unsupported(t0.Add(-10e9))
 			}
 			if err := h.store.WriteStatus(t0Ctx, s); err != nil {
 				h.t.Fatal(err)
@@ -48,7 +48,7 @@ var scenarios = map[string]func(h *harness){
 	// market older than its stale-after (180 s)
 	"stale-market": func(h *harness) {
 		h.writeAll()
-		h.write(contract.DomainMarket, fixture.Market(), 200e9)
+		h.write(contract.DomainMarket, edgetest.Market(), 200e9)
 	},
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -17,10 +17,10 @@ import (
 // or an exact decimal, never a 500.
 func FuzzDocument(f *testing.F) {
 	for _, d := range contract.Domains {
-		b, _ := json.Marshal(fixture.Doc(d))
+		b, _ := json.Marshal(edgetest.Doc(d))
 		f.Add(string(d), b)
 	}
-	nm, _ := json.Marshal(fixture.NotIndexed())
+	nm, _ := json.Marshal(edgetest.NotIndexed())
 	f.Add("market", nm)
 	f.Add("supply", []byte(`{"decimals":255,"total_raw":"99999999999999999999","circulating_raw":"1"}`))
 	f.Add("market", []byte(`{"status":"ok","price_usd":"1e-30","selected":{}}`))
@@ -32,7 +32,7 @@ func FuzzDocument(f *testing.F) {
 		if !d.Valid() {
 			return
 		}
-		env := contract.Envelope{SchemaVersion: 1, Domain: d, Mint: fixture.Token().Mint, UpdatedAt: t0, Data: data,
+		env := contract.Envelope{SchemaVersion: 1, Domain: d, Mint: edgetest.Token().Mint, UpdatedAt: t0, Data: data,
 			Source: contract.Source{Name: "fuzz"}}
 		v, err := decode(env)
 		if err != nil {

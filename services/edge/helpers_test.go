@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
@@ -73,7 +73,7 @@ func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 	for _, o := range opts {
 		o(&common, &cfg, &deps)
 	}
-	srv, err := New(common, fixture.Token(), cfg, deps)
+	srv, err := New(common, edgetest.Token(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +83,14 @@ func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 // writeAll writes every fixture document, updated 30 s before the clock.
 func (h *harness) writeAll() {
 	h.t.Helper()
-	if err := fixture.WriteAll(context.Background(), h.store, h.clock.Now().Add(-30*time.Second)); err != nil {
+	if err := edgetest.WriteAll(context.Background(), h.store, h.clock.Now().Add(-30*time.Second)); err != nil {
 		h.t.Fatal(err)
 	}
 }
 
 func (h *harness) write(d contract.Domain, doc any, age time.Duration) {
 	h.t.Helper()
-	if err := fixture.WriteDoc(context.Background(), h.store, d, doc, h.clock.Now().Add(-age), contract.DefaultTimings[d].TTL); err != nil {
+	if err := edgetest.WriteDoc(context.Background(), h.store, d, doc, h.clock.Now().Add(-age), contract.DefaultTimings[d].TTL); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -67,7 +67,7 @@ func TestHeadOfUnknownPath(t *testing.T) {
 // even when this process does not know the secret.
 func TestEchoedMessagesCarryNoURL(t *testing.T) {
 	h := newHarness(t, nil)
-	st := fixture.Unsupported(t0)
+	st := edgetest.Unsupported(t0)
 	run := st.Runs[contract.DomainHolders]
 	run.Error = `Post "https://mainnet.helius-rpc.com/?api-key=SECRETKEY": getProgramAccounts disabled`
 	st.Runs[contract.DomainHolders] = run
@@ -90,7 +90,7 @@ func TestEchoedMessagesCarryNoURL(t *testing.T) {
 // rule 1 is refused, never served.
 func TestCirculatingMustEqualTotal(t *testing.T) {
 	h := newHarness(t, nil)
-	s := fixture.Supply()
+	s := edgetest.Supply()
 	s.CirculatingRaw = "1"
 	h.write(contract.DomainSupply, s, time.Second)
 	h.refresh()

@@ -35,7 +35,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tokendata/tokendata/services/edge"
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
@@ -182,7 +182,7 @@ func orchestrate(d time.Duration, conns, rounds int) error {
 	if err != nil {
 		return err
 	}
-	st := store.New(store.NewRedis(opts), fixture.Token().Mint)
+	st := store.New(store.NewRedis(opts), edgetest.Token().Mint)
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for st.Ping(ctx) != nil {
@@ -191,7 +191,7 @@ func orchestrate(d time.Duration, conns, rounds int) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := fixture.WriteAll(ctx, st, time.Now()); err != nil {
+	if err := edgetest.WriteAll(ctx, st, time.Now()); err != nil {
 		return err
 	}
 	_ = st.Close()
@@ -286,7 +286,7 @@ func serveEdge(addr, redisURL string) error {
 	if err != nil {
 		return err
 	}
-	token := fixture.Token()
+	token := edgetest.Token()
 	st := store.New(store.NewRedis(opts), token.Mint)
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {

@@ -9,7 +9,7 @@
 //     same owner count over its result.
 //
 // A last row runs ours against the live simulator with gzip, the path a
-// real node takes. Run it with `services/holders/bench/run.sh`.
+// real node takes. Run it with `hack/bench/holders/run.sh`.
 package main
 
 import (

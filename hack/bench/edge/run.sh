@@ -7,6 +7,7 @@
 # and minimal runs are interleaved and medians reported, since wrk and the
 # server share this machine's cores and single runs vary by ±10 %).
 set -euo pipefail
+# hack/bench is its own module, outside go.work (like hack/chartcheck)
 cd "$(dirname "$0")/.."
 
 if ! command -v wrk >/dev/null; then
@@ -23,5 +24,5 @@ fi
 
 bin="$(mktemp -d)/edge-bench"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -trimpath -o "$bin" ./bench
+GOWORK=off go build -trimpath -o "$bin" ./edge
 "$bin" "$@"
