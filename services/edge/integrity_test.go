@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // wrongMarket is the fixture's market with a price nobody quoted.
 func wrongMarket() contract.Market {
-	m := fixture.Market()
+	m := edgetest.Market()
 	p := decimalPtr("123456.789")
 	m.PriceUSD, m.Selected.PriceUSD = p, p
 	return m
@@ -55,7 +55,7 @@ func TestBadWriteDoesNotOutliveNextGood(t *testing.T) {
 		t.Fatalf("the store's current document was not taken: %s", got)
 	}
 	h.clock.Add(10 * time.Second)
-	h.write(contract.DomainMarket, fixture.Market(), 40*time.Second) // as writeAll did, 30 s before the first clock
+	h.write(contract.DomainMarket, edgetest.Market(), 40*time.Second) // as writeAll did, 30 s before the first clock
 	h.refresh()
 	if got := h.do(http.MethodGet, PathPrice).Body.String(); got != good {
 		t.Fatalf("the next good write did not replace the bad one:\n%s\nwant\n%s", got, good)

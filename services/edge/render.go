@@ -74,7 +74,7 @@ func safeRender(r *renderer) (resp *response, err error) {
 	return r.route.render(r), nil
 }
 
-// ok renders a 200 JSON or text answer of the current route.
+// okJSON renders a 200 JSON answer of the current route.
 func (r *renderer) okJSON(v any, info dataInfo) *response {
 	body, err := encodeJSON(v)
 	if err != nil {
@@ -84,6 +84,7 @@ func (r *renderer) okJSON(v any, info dataInfo) *response {
 	return newOK(contentJSON, r.cacheControl(r.route.group), body, info)
 }
 
+// okText renders a 200 plain-text answer of the current route.
 func (r *renderer) okText(s string, info dataInfo) *response {
 	return newOK(contentText, r.cacheControl(r.route.group), []byte(s), info)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokendata/tokendata/services/edge/internal/fixture"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -71,7 +71,7 @@ func TestStatusMasksConfiguredKeys(t *testing.T) {
 // the secret; the token's public addresses and ordinary sentences stay.
 func TestCredentialFilter(t *testing.T) {
 	h := newHarness(t, nil)
-	tok := fixture.Token()
+	tok := edgetest.Token()
 	for _, tc := range []struct{ in, secret string }{
 		{"rejected api-key=K3yValue_987 for this plan", "K3yValue_987"},
 		{`{"apikey": "K3yValue_987"}`, "K3yValue_987"},
@@ -97,7 +97,7 @@ func TestCredentialFilter(t *testing.T) {
 	}
 	for _, keep := range []string{
 		"getAccountInfo: the mint account " + tok.Mint + " does not exist on the RPC node's ledger",
-		"Official pair " + fixture.PairSOL + " is not listed",
+		"Official pair " + edgetest.PairSOL + " is not listed",
 		"getProgramAccounts: the RPC node answered error -32010: " + contract.ProgramIDToken + " excluded from account secondary indexes; this RPC method unavailable for key (it cannot enumerate the token's accounts)",
 		"check the API key or plan of the SOLANA_RPC_URL endpoint",
 		"API key required",

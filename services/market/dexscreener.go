@@ -29,10 +29,10 @@ type dsPair struct {
 		H6  dsBuySell `json:"h6"`
 		H24 dsBuySell `json:"h24"`
 	} `json:"txns"`
-	Volume        dsWindows  `json:"volume"`
-	PriceChange   dsWindows  `json:"priceChange"`
-	Liquidity     *dsLiquidy `json:"liquidity"`
-	PairCreatedAt num        `json:"pairCreatedAt"`
+	Volume        dsWindows    `json:"volume"`
+	PriceChange   dsWindows    `json:"priceChange"`
+	Liquidity     *dsLiquidity `json:"liquidity"`
+	PairCreatedAt num          `json:"pairCreatedAt"`
 }
 
 type dsToken struct {
@@ -57,7 +57,7 @@ type dsWindows struct {
 	H24 num `json:"h24"`
 }
 
-type dsLiquidy struct {
+type dsLiquidity struct {
 	USD num `json:"usd"`
 }
 

@@ -82,8 +82,8 @@ func benchMint() string {
 	return base58.Encode(h[:])
 }
 
-// gpaRequest is the exact request solana-go sends, so that the recorded
-// answer is the one both implementations read.
+// gpaOpts are the options of the exact request solana-go sends, so that
+// the recorded answer is the one both implementations read.
 func gpaOpts(mint string) *rpc.GetProgramAccountsOpts {
 	zero, forty := uint64(32), uint64(40)
 	return &rpc.GetProgramAccountsOpts{
