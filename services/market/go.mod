@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/shopspring/decimal v1.6.0
 	github.com/tokendata/tokendata/shared v0.0.0
+	github.com/tokendata/tokendata/shared/simulator v0.0.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/time v0.15.0
 )
@@ -15,7 +16,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/caarlos0/env/v11 v11.4.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/kr/text v0.1.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -29,4 +30,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/tokendata/tokendata/shared => ../../shared
+replace (
+	github.com/tokendata/tokendata/shared => ../../shared
+	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+)

@@ -8,6 +8,7 @@ require (
 	github.com/tokendata/tokendata/services/market v0.0.0
 	github.com/tokendata/tokendata/services/supply v0.0.0
 	github.com/tokendata/tokendata/shared v0.0.0
+	github.com/tokendata/tokendata/shared/simulator v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -85,4 +86,5 @@ replace (
 	github.com/tokendata/tokendata/services/market => ../market
 	github.com/tokendata/tokendata/services/supply => ../supply
 	github.com/tokendata/tokendata/shared => ../../shared
+	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
 )
