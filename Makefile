@@ -5,7 +5,7 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-MODULES := shared shared/simulator services/edge services/supply services/market services/holders services/standalone
+MODULES := shared shared/simulator shared/testkit services/edge services/supply services/market services/holders services/standalone
 SERVICES := edge supply market holders standalone
 BIN := $(CURDIR)/.bin
 TOOLS_MOD := $(CURDIR)/hack/tools/go.mod

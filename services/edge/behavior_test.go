@@ -14,8 +14,8 @@ import (
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

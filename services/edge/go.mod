@@ -10,6 +10,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/shopspring/decimal v1.6.0
 	github.com/tokendata/tokendata/shared v0.0.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	go.uber.org/goleak v1.3.0
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -66,4 +67,8 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/tokendata/tokendata/shared => ../../shared
+replace (
+	github.com/tokendata/tokendata/shared => ../../shared
+	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
+)

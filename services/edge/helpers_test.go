@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/golden"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,9 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )
+
+// update rewrites the golden files: go test -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // t0 is the fixed "now" of golden tests; documents are written 30 s before.
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -132,7 +136,7 @@ func dump(rec *httptest.ResponseRecorder) string {
 // checkGolden compares got with testdata/<name>.golden (-update rewrites it).
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	golden.Check(t, name, []byte(got))
+	golden.Check(t, name, []byte(got), *update)
 }
 
 func readAll(t *testing.T, r io.Reader) string {

@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tokendata/tokendata/shared v0.0.0
 	github.com/tokendata/tokendata/shared/simulator v0.0.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -58,4 +59,5 @@ require (
 replace (
 	github.com/tokendata/tokendata/shared => ../../shared
 	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
 )

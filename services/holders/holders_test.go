@@ -5,14 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"flag"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/golden"
 	"github.com/tokendata/tokendata/shared/logging"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 
 	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,11 +24,15 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
+
+// update rewrites the golden files: go test -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -62,7 +67,7 @@ func t22Token(n int) solanasim.Token {
 // (with an API key in the query, as providers do).
 func sim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
 	t.Helper()
-	s, url := solanasim.StartTB(t, tokens...)
+	s, url := simtest.StartTB(t, tokens...)
 	return s, url + "/?api-key=" + apiKey
 }
 
@@ -556,5 +561,5 @@ func goldenJSON(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, name, append(got, '\n'))
+	golden.Check(t, name, append(got, '\n'), *update)
 }

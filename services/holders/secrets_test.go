@@ -12,10 +12,10 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
-	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
 // Keys of the key-echo tests: one that URL encoding changes, carried in
@@ -42,7 +42,7 @@ func TestKeyEchoNeverLeaks(t *testing.T) {
 	}
 	backend := store.NewRedis(opts)
 	t.Cleanup(func() { _ = backend.Close() })
-	s, base := solanasim.StartTB(t, classicToken(200))
+	s, base := simtest.StartTB(t, classicToken(200))
 	for _, tc := range []struct {
 		name, url, key, method, route string
 	}{

@@ -8,6 +8,7 @@ require (
 	github.com/shopspring/decimal v1.6.0
 	github.com/tokendata/tokendata/shared v0.0.0
 	github.com/tokendata/tokendata/shared/simulator v0.0.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/time v0.15.0
 )
@@ -33,4 +34,5 @@ require (
 replace (
 	github.com/tokendata/tokendata/shared => ../../shared
 	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
 )

@@ -3,13 +3,14 @@ package market
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/golden"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
@@ -18,10 +19,13 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
+
+// update rewrites the golden files: go test -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -163,7 +167,7 @@ func goldenJSON(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, name, append(got, '\n'))
+	golden.Check(t, name, append(got, '\n'), *update)
 }
 
 // pair builds a solana pair of the test token with some activity. liq < 0

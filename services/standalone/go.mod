@@ -87,4 +87,5 @@ replace (
 	github.com/tokendata/tokendata/services/supply => ../supply
 	github.com/tokendata/tokendata/shared => ../../shared
 	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
 )

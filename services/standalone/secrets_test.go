@@ -18,10 +18,11 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/ops"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
 // TestKeyEchoNeverServed runs the real supply and holders collectors
@@ -36,7 +37,7 @@ func TestKeyEchoNeverServed(t *testing.T) {
 		pathKey  = "Pth0k3nE2eXyz98765"
 	)
 	rs := redistest.Start(t)
-	sim, base := solanasim.StartTB(t, solanasim.Token{Mint: config.DemoMint, Program: solanasim.ProgramToken,
+	sim, base := simtest.StartTB(t, solanasim.Token{Mint: config.DemoMint, Program: solanasim.ProgramToken,
 		Decimals: 6, Supply: 1_000_000_000, Holders: solanasim.Holders{Accounts: 50, Seed: 3}})
 	token := config.DemoToken()
 	for _, tc := range []struct{ name, url, key string }{

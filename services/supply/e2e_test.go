@@ -9,9 +9,9 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
 // TestRunOverRedis runs the collector loop against the simulator and a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"log/slog"
 	"strings"
 	"testing"
@@ -20,7 +21,11 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
+
+// update rewrites the golden files: go test -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -40,7 +45,7 @@ var authority = key("authority")
 // a fake API key in the query string.
 func startSim(t testing.TB, tokens ...solanasim.Token) (*solanasim.Server, string) {
 	t.Helper()
-	s, url := solanasim.StartTB(t, tokens...)
+	s, url := simtest.StartTB(t, tokens...)
 	return s, url + "/?api-key=" + secretKey
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
-	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
 // TestKeyEchoNeverLeaks: the RPC node refuses the key and quotes it bare,
@@ -24,7 +24,7 @@ func TestKeyEchoNeverLeaks(t *testing.T) {
 		queryKey = "supp1y/k3y+with=odd&chars"
 		pathKey  = "Pth0k3nSupp1yXyz987"
 	)
-	sim, base := solanasim.StartTB(t, classic9())
+	sim, base := simtest.StartTB(t, classic9())
 	for _, tc := range []struct{ name, url, key string }{
 		{"query", base + "/?api-key=" + url.QueryEscape(queryKey), queryKey},
 		{"path", base + "/v2/" + pathKey, pathKey},

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/golden"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/collector"
@@ -123,7 +123,7 @@ func TestSupplyDocuments(t *testing.T) {
 			if len(doc.Methodology.Rules) != 3 || !strings.Contains(doc.Methodology.Rules[2], "1,000,000,000 tokens") {
 				t.Errorf("rules %q", doc.Methodology.Rules)
 			}
-			golden.Check(t, "supply_"+tc.name, normalized(t, env.Envelope))
+			golden.Check(t, "supply_"+tc.name, normalized(t, env.Envelope), *update)
 		})
 	}
 }
@@ -277,7 +277,7 @@ func TestMetadataDocuments(t *testing.T) {
 					t.Errorf("update authority %v", on.UpdateAuthority)
 				}
 			}
-			golden.Check(t, "metadata_"+tc.name, normalized(t, env.Envelope))
+			golden.Check(t, "metadata_"+tc.name, normalized(t, env.Envelope), *update)
 		})
 	}
 }

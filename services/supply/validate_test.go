@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/golden"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -183,7 +183,7 @@ func TestNoRetryOnRefusal(t *testing.T) {
 	st := f.c.Runner().Status().Runs[contract.DomainSupply]
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	golden.Check(t, "status_forbidden", append(b, '\n'))
+	golden.Check(t, "status_forbidden", append(b, '\n'), *update)
 }
 
 // TestSmallLatency: a slow node within the timeout is not a failure.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/ops"
-	"github.com/tokendata/tokendata/shared/redistest"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
 func TestSetupNamesWhatIsMissing(t *testing.T) {

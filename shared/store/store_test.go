@@ -13,8 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/redistest"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
 const mint = "So11111111111111111111111111111111111111112"

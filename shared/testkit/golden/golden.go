@@ -1,27 +1,30 @@
 // Package golden compares test output with files under testdata/, the way
 // every public body and document of this project is pinned: a difference
-// fails the test, and `go test -update` rewrites the files on purpose.
+// fails the test, and an update run rewrites the files on purpose.
+//
+// The package registers no flag. A test package that uses it declares its
+// own in a _test.go file and passes its value to Check:
+//
+//	var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+//
+//	golden.Check(t, "name", got, *update)
+//
+// so that `go test -update` in that package's directory rewrites its files.
 package golden
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// Updating reports whether the test run rewrites golden files.
-func Updating() bool { return *update }
-
 // Check compares got with testdata/<name>.golden, or rewrites the file
-// with -update.
-func Check(tb testing.TB, name string, got []byte) {
+// when update is true.
+func Check(tb testing.TB, name string, got []byte, update bool) {
 	tb.Helper()
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			tb.Fatal(err)
 		}

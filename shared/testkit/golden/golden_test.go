@@ -27,12 +27,26 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &recorder{TB: t}
-	Check(r, "a", []byte("same"))
+	Check(r, "a", []byte("same"), false)
 	if r.failed {
 		t.Error("equal bytes reported as different")
 	}
-	Check(r, "a", []byte("other"))
+	Check(r, "a", []byte("other"), false)
 	if !r.failed {
 		t.Error("a difference passed")
+	}
+
+	r = &recorder{TB: t}
+	Check(r, "sub/b", []byte("new"), true)
+	if r.failed {
+		t.Error("an update reported a difference")
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "sub", "b.golden"))
+	if err != nil || string(b) != "new" {
+		t.Errorf("update wrote %q, %v; want \"new\"", b, err)
+	}
+	Check(r, "sub/b", []byte("new"), false)
+	if r.failed {
+		t.Error("the rewritten file does not match")
 	}
 }
