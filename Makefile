@@ -53,9 +53,10 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 	@echo "lint: clean"
 
 .PHONY: tidy
-tidy: ## go mod tidy in every module, then sync the workspace
+tidy: ## go mod tidy in every module, sync the workspace, then tidy again (sync can raise versions)
 	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
+	@for m in $(MODULES) hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: build
 build: ## Build every service binary into .bin/ with version and commit

@@ -13,6 +13,7 @@ require (
 	github.com/tokendata/tokendata/services/edge v0.0.0
 	github.com/tokendata/tokendata/services/holders v0.0.0
 	github.com/tokendata/tokendata/shared v0.0.0
+	github.com/tokendata/tokendata/shared/simulator v0.0.0
 )
 
 require (
@@ -74,7 +75,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	golang.org/x/time v0.0.0-20191024005414-555d28b269f0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
@@ -83,4 +84,6 @@ replace (
 	github.com/tokendata/tokendata/services/edge => ../../services/edge
 	github.com/tokendata/tokendata/services/holders => ../../services/holders
 	github.com/tokendata/tokendata/shared => ../../shared
+	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
 )
