@@ -1,0 +1,108 @@
+// Package layout holds the repository's import rules as a test: which
+// binary may link what. They keep the public edge free of the collector
+// framework and of the simulator, keep the simulator out of every binary
+// but standalone (whose demo mode runs it), and keep the test kit out of
+// every binary.
+package layout
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/tokendata/tokendata/"
+
+// repoRoot is the directory of the workspace file (go.work).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		t.Fatalf("go env GOWORK: %v", err)
+	}
+	w := strings.TrimSpace(string(out))
+	if w == "" || w == "off" {
+		t.Fatal("these rules span modules: run this test in workspace mode (go.work at the repository root)")
+	}
+	return filepath.Dir(w)
+}
+
+// goList runs go list at the repository root and returns its lines.
+func goList(t *testing.T, root string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// TestBinariesLinkOnlyWhatTheyMay checks every service binary's full
+// dependency list against what it must not link.
+func TestBinariesLinkOnlyWhatTheyMay(t *testing.T) {
+	root := repoRoot(t)
+	simulator, testkit := mod+"shared/simulator", mod+"shared/testkit"
+	forbidden := map[string][]string{
+		"edge": {mod + "shared/collector", simulator, testkit,
+			mod + "services/supply", mod + "services/market", mod + "services/holders", mod + "services/standalone"},
+		"supply":     {simulator, testkit, mod + "services/edge", mod + "services/market", mod + "services/holders", mod + "services/standalone"},
+		"market":     {simulator, testkit, mod + "services/edge", mod + "services/supply", mod + "services/holders", mod + "services/standalone"},
+		"holders":    {simulator, testkit, mod + "services/edge", mod + "services/supply", mod + "services/market", mod + "services/standalone"},
+		"standalone": {testkit},
+	}
+	for bin, bad := range forbidden {
+		deps := goList(t, root, "-deps", "./services/"+bin+"/cmd/"+bin)
+		if len(deps) < 10 {
+			t.Fatalf("%s: go list -deps gave %d packages; the check would prove nothing", bin, len(deps))
+		}
+		for _, d := range deps {
+			for _, b := range bad {
+				if d == b || strings.HasPrefix(d, b+"/") {
+					t.Errorf("the %s binary links %s", bin, d)
+				}
+			}
+		}
+	}
+}
+
+// TestSharedImportsNoService: the shared module is plumbing and the
+// contract; it imports no service, and its production code neither the
+// simulator nor the test kit.
+func TestSharedImportsNoService(t *testing.T) {
+	root := repoRoot(t)
+	lines := goList(t, root, "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "./shared/...")
+	for _, l := range lines {
+		pkg, imports, _ := strings.Cut(l, ": ")
+		if strings.HasPrefix(pkg, mod+"shared/simulator") || strings.HasPrefix(pkg, mod+"shared/testkit") {
+			continue // modules of their own, with their own rules
+		}
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, mod+"services/") || strings.HasPrefix(imp, mod+"shared/simulator") ||
+				strings.HasPrefix(imp, mod+"shared/testkit") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestTestKitOnlyInTests: no package's production code imports the test
+// kit (test files may).
+func TestTestKitOnlyInTests(t *testing.T) {
+	root := repoRoot(t)
+	for _, dir := range goList(t, root, "-m", "-f", "{{.Dir}}") { // every module of the workspace
+		for _, l := range goList(t, root, "-f", `{{.ImportPath}}: {{join .Imports " "}}`, dir+"/...") {
+			pkg, imports, _ := strings.Cut(l, ": ")
+			if strings.HasPrefix(pkg, mod+"shared/testkit") {
+				continue
+			}
+			for _, imp := range strings.Fields(imports) {
+				if strings.HasPrefix(imp, mod+"shared/testkit") {
+					t.Errorf("%s (non-test code) imports %s", pkg, imp)
+				}
+			}
+		}
+	}
+}
