@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,14 +43,14 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // Common is the configuration every service shares (contract section 7).
 type Common struct {
 	// TokenConfig is the path of the token file.
-	TokenConfig string `env:"TOKEN_CONFIG"`
+	TokenConfig string `env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`
 	// TokenMint overrides the file's mint.
-	TokenMint string `env:"TOKEN_MINT"`
+	TokenMint string `env:"TOKEN_MINT" empty:"unset it for the token file's mint (or demo mode in standalone), or give the mint"`
 	// SolanaRPCURL is the ledger RPC (secret).
 	SolanaRPCURL Secret `env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
 	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
 	// SolanaRPCURL.
-	HoldersRPCURL Secret `env:"HOLDERS_RPC_URL"`
+	HoldersRPCURL Secret `env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
 	// HoldersMethod is getProgramAccounts or das.
 	HoldersMethod string `env:"HOLDERS_METHOD" envDefault:"getProgramAccounts"`
 	// DexScreenerURL is the aggregator base URL.
@@ -58,7 +59,7 @@ type Common struct {
 	GeckoTerminalURL string `env:"GECKOTERMINAL_URL" envDefault:"https://api.geckoterminal.com/api/v2"`
 	// RedisURL is redis://, rediss://, a cluster or a Sentinel URL (secret:
 	// it may carry a password). Empty: standalone uses its in-memory store.
-	RedisURL Secret `env:"REDIS_URL"`
+	RedisURL Secret `env:"REDIS_URL" empty:"unset it for the in-memory store (standalone only), or give a redis:// URL"`
 	// HTTPAddr is the public API listener (edge, standalone).
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
 	// OpsAddr is the metrics, probes and pprof listener.
@@ -67,9 +68,9 @@ type Common struct {
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// DrainDelay is how long a stopping process stays up not-ready, so that
 	// load balancers stop sending to it before it shuts down.
-	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"5s"`
+	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
 	// ShutdownTimeout bounds the graceful shutdown.
-	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"10s"`
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
 
 	Market   DomainTiming `envPrefix:"MARKET_"`
 	Supply   DomainTiming `envPrefix:"SUPPLY_"`
@@ -77,12 +78,14 @@ type Common struct {
 	Holders  DomainTiming `envPrefix:"HOLDERS_"`
 }
 
-// DomainTiming overrides a domain's refresh, stale-after and TTL; zero
-// values take the contract's defaults.
+// DomainTiming is a domain's refresh, stale-after and TTL. LoadCommon
+// fills every field, with the contract's default where its variable is
+// unset, so a variable set to 0 is refused rather than taken for the
+// default. In a Common built in code, a zero field takes the default.
 type DomainTiming struct {
-	Refresh    time.Duration `env:"REFRESH"`
-	StaleAfter time.Duration `env:"STALE_AFTER"`
-	TTL        time.Duration `env:"TTL"`
+	Refresh    time.Duration `env:"REFRESH" min:"1s"`
+	StaleAfter time.Duration `env:"STALE_AFTER" min:"1s"`
+	TTL        time.Duration `env:"TTL" min:"1s"`
 }
 
 // LogValue is how the effective configuration is logged at start: secrets
@@ -163,8 +166,10 @@ func (c Common) Validate() error {
 	if _, err := ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))
 	}
-	if c.DrainDelay < 0 || c.ShutdownTimeout <= 0 {
-		errs = append(errs, errors.New("DRAIN_DELAY must be ≥ 0 and SHUTDOWN_TIMEOUT > 0"))
+	if err := CheckBounds(c, ""); err != nil {
+		// The rules between a domain's timings only mean something once
+		// each is in its bounds.
+		return errors.Join(append(errs, err)...)
 	}
 	for _, d := range contract.Domains {
 		if err := c.Timings()[d].Validate(); err != nil {
@@ -195,36 +200,138 @@ func ParseLevel(s string) (slog.Level, error) {
 }
 
 // Load fills cfg (a pointer to a struct with `env` tags) from the
-// environment, with prefix before every variable name ("" for none).
-// Errors name the variable.
+// environment, with prefix before every variable name ("" for none). A
+// variable that is set is taken as given: set but empty is an error (the
+// `empty` tag, when there, says what to do instead), and so is a value
+// that does not parse. Errors name the variable. Bounds are Validate's
+// (CheckBounds).
 func Load(cfg any, prefix string) error {
-	err := env.ParseWithOptions(cfg, env.Options{Prefix: prefix})
+	vars := envVars(reflect.TypeOf(cfg).Elem(), prefix)
+	var errs []error
+	for _, v := range vars {
+		if val, set := os.LookupEnv(v.key); set && val == "" {
+			hint := v.field.Tag.Get("empty")
+			if hint == "" {
+				hint = "unset it for the default, or give a value"
+			}
+			errs = append(errs, fmt.Errorf("%s is set but empty: %s", v.key, hint))
+		}
+	}
+	if err := env.ParseWithOptions(cfg, env.Options{Prefix: prefix}); err != nil {
+		errs = append(errs, nameVariables(err, vars))
+	}
+	return errors.Join(errs...)
+}
+
+// nameVariables rewrites the library's errors, which name the Go field,
+// into errors that name the variable the user set. A field name can stand
+// for several variables (HOLDERS_REFRESH and MARKET_REFRESH are both
+// Refresh): each set one is parsed again alone, and only those that fail
+// are named.
+func nameVariables(err error, vars []envVar) error {
 	var agg env.AggregateError
-	if err == nil || !errors.As(err, &agg) {
+	if !errors.As(err, &agg) {
 		return err
 	}
-	// The library names the Go field; the user set a variable. Name the
-	// variables of that field that are set.
-	keys := envKeys(reflect.TypeOf(cfg).Elem(), prefix)
 	errs := make([]error, 0, len(agg.Errors))
+	named := map[string]bool{}
 	for _, e := range agg.Errors {
 		var pe env.ParseError
 		if !errors.As(e, &pe) {
 			errs = append(errs, e)
 			continue
 		}
-		var names []string
-		for _, k := range keys[pe.Name] {
-			if _, set := os.LookupEnv(k); set {
-				names = append(names, k)
+		found := false
+		for _, v := range vars {
+			val, set := os.LookupEnv(v.key)
+			if v.field.Name != pe.Name || v.field.Type != pe.Type || !set || val == "" {
+				continue
+			}
+			if perr := parseAs(pe.Type, val); perr != nil {
+				found = true
+				if !named[v.key] {
+					named[v.key] = true
+					errs = append(errs, fmt.Errorf("%s: %w", v.key, perr))
+				}
 			}
 		}
-		if len(names) == 0 {
-			names = keys[pe.Name]
+		if !found { // an envDefault that does not parse: a bug, not the user's
+			errs = append(errs, e)
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", strings.Join(names, " or "), pe.Err))
 	}
 	return errors.Join(errs...)
+}
+
+// parseAs parses val as the library parses a field of type t.
+func parseAs(t reflect.Type, val string) error {
+	holder := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t, Tag: `env:"V"`}}))
+	err := env.ParseWithOptions(holder.Interface(), env.Options{Environment: map[string]string{"V": val}})
+	if pe := (env.ParseError{}); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// CheckBounds checks every field of cfg (a struct with `env` tags, or a
+// pointer to one) that carries a `min` or `max` tag, and names its
+// variable (prefix before the key). A bound is written as the field's
+// value would be: a duration ("1ms") for a time.Duration, an integer for
+// the other integer kinds. Zero is checked like any value: no variable
+// takes 0 to mean its default (unset it for that). A tag that does not
+// parse is a bug in the service, so it panics (every service validates
+// its defaults in a test).
+func CheckBounds(cfg any, prefix string) error {
+	var errs []error
+	walkFields(reflect.Indirect(reflect.ValueOf(cfg)), prefix, func(key string, f reflect.StructField, v reflect.Value) {
+		lo, hasMin := f.Tag.Lookup("min")
+		hi, hasMax := f.Tag.Lookup("max")
+		if !hasMin && !hasMax {
+			return
+		}
+		val, format := intValue(v)
+		if hasMin && val < boundOf(f, lo) {
+			hint := ""
+			if val == 0 {
+				hint = " (0 does not mean the default: unset the variable for that)"
+			}
+			errs = append(errs, fmt.Errorf("%s: %s is below the minimum %s%s", key, format(val), lo, hint))
+		}
+		if hasMax && val > boundOf(f, hi) {
+			errs = append(errs, fmt.Errorf("%s: %s is above the maximum %s", key, format(val), hi))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// intValue reads an integer or duration field, with how to print it.
+func intValue(v reflect.Value) (int64, func(int64) string) {
+	if v.Type() == durationType {
+		return v.Int(), func(n int64) string { return time.Duration(n).String() }
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), func(n int64) string { return strconv.FormatInt(n, 10) }
+	}
+	panic(fmt.Sprintf("config: min/max tag on a %s field", v.Type()))
+}
+
+// boundOf parses a min or max tag of field f.
+func boundOf(f reflect.StructField, tag string) int64 {
+	var n int64
+	var err error
+	if f.Type == durationType {
+		var d time.Duration
+		d, err = time.ParseDuration(tag)
+		n = int64(d)
+	} else {
+		n, err = strconv.ParseInt(tag, 10, 64)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("config: invalid bound %q on field %s: %v", tag, f.Name, err))
+	}
+	return n
 }
 
 // Default returns a T (a struct with `env` tags) holding the envDefault of
@@ -241,27 +348,47 @@ func Default[T any]() T {
 	return c
 }
 
-// envKeys maps each Go field name to the variables it is read from.
-func envKeys(t reflect.Type, prefix string) map[string][]string {
-	out := map[string][]string{}
+// envVar is one variable of a config struct and the field it fills.
+type envVar struct {
+	key   string
+	field reflect.StructField
+}
+
+// envVars lists the variables of struct type t, nested structs included.
+func envVars(t reflect.Type, prefix string) []envVar {
+	var out []envVar
+	walkFields(reflect.New(t).Elem(), prefix, func(key string, f reflect.StructField, _ reflect.Value) {
+		out = append(out, envVar{key: key, field: f})
+	})
+	return out
+}
+
+// walkFields calls fn with every field of v read from a variable, and the
+// variable's name, descending into nested structs as the library does
+// (with their envPrefix).
+func walkFields(v reflect.Value, prefix string, fn func(key string, f reflect.StructField, v reflect.Value)) {
+	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Type.Kind() == reflect.Struct && f.Tag.Get("envPrefix") != "" {
-			for name, ks := range envKeys(f.Type, prefix+f.Tag.Get("envPrefix")) {
-				out[name] = append(out[name], ks...)
-			}
-			continue
-		}
-		if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
-			out[f.Name] = append(out[f.Name], prefix+key)
+		key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		switch {
+		case key != "":
+			fn(prefix+key, f, v.Field(i))
+		case f.Type.Kind() == reflect.Struct && f.IsExported():
+			walkFields(v.Field(i), prefix+f.Tag.Get("envPrefix"), fn)
 		}
 	}
-	return out
 }
 
 // LoadCommon reads and validates the common configuration.
 func LoadCommon() (Common, error) {
-	var c Common
+	// The timings start at the contract's defaults, which the variables
+	// that are set replace.
+	dt := contract.DefaultTimings
+	c := Common{
+		Market: DomainTiming(dt[contract.DomainMarket]), Supply: DomainTiming(dt[contract.DomainSupply]),
+		Metadata: DomainTiming(dt[contract.DomainMetadata]), Holders: DomainTiming(dt[contract.DomainHolders]),
+	}
 	if err := Load(&c, ""); err != nil {
 		return c, err
 	}

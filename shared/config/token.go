@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokendata/tokendata/shared/amount"
+	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // DefaultMaxSupply is the disclosed maximum supply (specification §1).
@@ -109,12 +110,19 @@ func applyMint(t Token, mint string) (Token, error) {
 	return t, nil
 }
 
+// MaxTokenFileBytes bounds the token file: a larger one is refused, never
+// read in part.
+const MaxTokenFileBytes = 1 << 20
+
 // ParseToken decodes a token file strictly: unknown keys are errors, so a
 // typo cannot silently drop a field.
 func ParseToken(r io.Reader) (Token, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(r, MaxTokenFileBytes+1))
 	if err != nil {
 		return Token{}, err
+	}
+	if len(b) > MaxTokenFileBytes {
+		return Token{}, fmt.Errorf("larger than the limit of %d bytes (1 MiB)", MaxTokenFileBytes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -148,8 +156,8 @@ func (t Token) Validate() error {
 	if len(t.Name) > 64 {
 		bad("name", "longer than 64 characters")
 	}
-	if t.Decimals != nil && *t.Decimals > 18 {
-		bad("decimals", "%d is more than 18", *t.Decimals)
+	if t.Decimals != nil && *t.Decimals > contract.MaxDecimals {
+		bad("decimals", "%d is more than %d", *t.Decimals, contract.MaxDecimals)
 	}
 	if t.PriceMoveWarning != "" {
 		if _, err := amount.ToRaw(t.PriceMoveWarning, 18); err != nil || t.PriceMoveWarning == "0" {

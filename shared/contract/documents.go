@@ -18,11 +18,17 @@ const (
 	ProgramIDToken2022 = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"
 )
 
+// MaxDecimals is the largest decimals of a mint this service publishes: a
+// mint that reports more is refused by the supply collector, and a token
+// file that states more is refused at start.
+const MaxDecimals = 18
+
 // Supply is the supply domain document, written by the supply collector.
 // Amounts are raw base-unit integers as decimal strings; the edge formats
 // them with Decimals.
 type Supply struct {
-	// Decimals is the mint's decimals, read from the ledger.
+	// Decimals is the mint's decimals, read from the ledger; at most
+	// MaxDecimals.
 	Decimals uint8 `json:"decimals"`
 	// TotalRaw is the on-chain minted supply in base units (getTokenSupply).
 	TotalRaw string `json:"total_raw"`
