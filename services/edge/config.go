@@ -18,9 +18,9 @@ import (
 type Config struct {
 	// SnapshotPoll is how often the snapshot is re-read from the store
 	// besides the update notifications (EDGE_SNAPSHOT_POLL).
-	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" envDefault:"2s"`
+	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" envDefault:"2s" min:"100ms"`
 	// StoreTimeout bounds one read of the store (EDGE_STORE_TIMEOUT).
-	StoreTimeout time.Duration `env:"STORE_TIMEOUT" envDefault:"2s"`
+	StoreTimeout time.Duration `env:"STORE_TIMEOUT" envDefault:"2s" min:"1ns"`
 	// CacheControlMarket is Cache-Control of the market group (EDGE_CACHE_CONTROL_MARKET).
 	CacheControlMarket string `env:"CACHE_CONTROL_MARKET" envDefault:"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"`
 	// CacheControlSupply is Cache-Control of the supply group (EDGE_CACHE_CONTROL_SUPPLY).
@@ -30,12 +30,12 @@ type Config struct {
 	// CacheControlStatic is Cache-Control of the static group (EDGE_CACHE_CONTROL_STATIC).
 	CacheControlStatic string `env:"CACHE_CONTROL_STATIC" envDefault:"public, max-age=300, s-maxage=3600, stale-while-revalidate=3600, stale-if-error=86400"`
 	// CORSMaxAge is Access-Control-Max-Age of preflight answers (EDGE_CORS_MAX_AGE).
-	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" envDefault:"24h"`
+	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" envDefault:"24h" min:"0s"`
 	// AccessLogSample logs one successful request (status < 400) in N:
 	// 1 logs every one, 0 none. Errors are always logged (EDGE_ACCESS_LOG_SAMPLE).
-	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100"`
+	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100" min:"0"`
 	// RetryAfter is the Retry-After of 503 answers (EDGE_RETRY_AFTER).
-	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s"`
+	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s" min:"1s"`
 }
 
 // DefaultConfig returns the defaults of every field, from the tags.
@@ -52,13 +52,7 @@ func LoadConfig() (Config, error) {
 
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
-	var errs []error
-	if c.SnapshotPoll < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("EDGE_SNAPSHOT_POLL: %s is shorter than 100ms", c.SnapshotPoll))
-	}
-	if c.StoreTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("EDGE_STORE_TIMEOUT: %s is not positive", c.StoreTimeout))
-	}
+	errs := []error{config.CheckBounds(c, "EDGE_")}
 	for name, v := range map[string]string{
 		"EDGE_CACHE_CONTROL_MARKET": c.CacheControlMarket, "EDGE_CACHE_CONTROL_SUPPLY": c.CacheControlSupply,
 		"EDGE_CACHE_CONTROL_HOLDERS": c.CacheControlHolders, "EDGE_CACHE_CONTROL_STATIC": c.CacheControlStatic,
@@ -66,15 +60,6 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\r\n") {
 			errs = append(errs, fmt.Errorf("%s: must be a non-empty single-line header value", name))
 		}
-	}
-	if c.CORSMaxAge < 0 {
-		errs = append(errs, fmt.Errorf("EDGE_CORS_MAX_AGE: %s is negative", c.CORSMaxAge))
-	}
-	if c.AccessLogSample < 0 {
-		errs = append(errs, fmt.Errorf("EDGE_ACCESS_LOG_SAMPLE: %d is negative (0 logs no success, 1 every one)", c.AccessLogSample))
-	}
-	if c.RetryAfter < time.Second {
-		errs = append(errs, fmt.Errorf("EDGE_RETRY_AFTER: %s is shorter than 1s", c.RetryAfter))
 	}
 	return errors.Join(errs...)
 }

@@ -22,14 +22,14 @@ const (
 type Config struct {
 	// RPCTimeout bounds one RPC request, the whole getProgramAccounts
 	// stream included (HOLDERS_RPC_TIMEOUT).
-	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"5m"`
+	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"5m" min:"1ns"`
 	// Program is the token program of the mint: auto (read the mint
 	// account's owner with getAccountInfo first), token or token-2022
 	// (HOLDERS_PROGRAM).
 	Program string `env:"PROGRAM" envDefault:"auto"`
 	// DASPageLimit is the page size of getTokenAccounts, 1 to 1000
 	// (HOLDERS_DAS_PAGE_LIMIT).
-	DASPageLimit int `env:"DAS_PAGE_LIMIT" envDefault:"1000"`
+	DASPageLimit int `env:"DAS_PAGE_LIMIT" envDefault:"1000" min:"1" max:"1000"`
 	// Gzip asks the node for a gzip-compressed response (HOLDERS_GZIP).
 	Gzip bool `env:"GZIP" envDefault:"true"`
 	// Commitment is the commitment level of the reads: processed,
@@ -37,7 +37,7 @@ type Config struct {
 	Commitment string `env:"COMMITMENT" envDefault:"confirmed"`
 	// ProgressInterval is how often a long enumeration logs its progress
 	// (HOLDERS_PROGRESS_INTERVAL).
-	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s"`
+	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s" min:"1ns"`
 }
 
 // DefaultConfig is Config with every default, as LoadConfig gives it on
@@ -55,25 +55,16 @@ func LoadConfig() (Config, error) {
 
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
-	var errs []error
-	if c.RPCTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("HOLDERS_RPC_TIMEOUT: %s is not a positive duration", c.RPCTimeout))
-	}
+	errs := []error{config.CheckBounds(c, "HOLDERS_")}
 	switch c.Program {
 	case ProgramAuto, ProgramToken, ProgramToken2022:
 	default:
 		errs = append(errs, fmt.Errorf("HOLDERS_PROGRAM: %q is not auto, token or token-2022", c.Program))
 	}
-	if c.DASPageLimit < 1 || c.DASPageLimit > 1000 {
-		errs = append(errs, fmt.Errorf("HOLDERS_DAS_PAGE_LIMIT: %d is outside 1..1000", c.DASPageLimit))
-	}
 	switch c.Commitment {
 	case "processed", "confirmed", "finalized":
 	default:
 		errs = append(errs, fmt.Errorf("HOLDERS_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
-	}
-	if c.ProgressInterval <= 0 {
-		errs = append(errs, fmt.Errorf("HOLDERS_PROGRESS_INTERVAL: %s is not a positive duration", c.ProgressInterval))
 	}
 	return errors.Join(errs...)
 }

@@ -1,8 +1,6 @@
 package market
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -14,27 +12,27 @@ import (
 // MARKET_REFRESH, MARKET_STALE_AFTER, MARKET_TTL).
 type Config struct {
 	// HTTPTimeout bounds each upstream request (MARKET_HTTP_TIMEOUT).
-	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" envDefault:"10s"`
+	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" envDefault:"10s" min:"1ns"`
 	// UserAgent is sent with every request (MARKET_USER_AGENT); empty:
 	// "tokendata-market/<version>".
 	UserAgent string `env:"USER_AGENT"`
 	// MaxBodyBytes caps an upstream answer (MARKET_MAX_BODY_BYTES).
-	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"4194304"`
+	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"4194304" min:"1024"`
 	// DexScreenerRPM caps requests to DexScreener per minute, retries
 	// included (MARKET_DEXSCREENER_RPM; its documented limit is 300).
-	DexScreenerRPM int `env:"DEXSCREENER_RPM" envDefault:"300"`
+	DexScreenerRPM int `env:"DEXSCREENER_RPM" envDefault:"300" min:"1"`
 	// GeckoTerminalRPM caps requests to GeckoTerminal per minute
 	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30).
-	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" envDefault:"30"`
+	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" envDefault:"30" min:"1"`
 	// DisableFallback turns the GeckoTerminal fallback off
 	// (MARKET_DISABLE_FALLBACK).
 	DisableFallback bool `env:"DISABLE_FALLBACK"`
 	// RetryAttempts is the number of tries within one poll
 	// (MARKET_RETRY_ATTEMPTS).
-	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3"`
+	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3" min:"1" max:"10"`
 	// RetryBase is the first wait between tries, doubled after each, with
 	// ±50 % jitter (MARKET_RETRY_BASE).
-	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s"`
+	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s" min:"1ns"`
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig
@@ -52,24 +50,5 @@ func LoadConfig() (Config, error) {
 
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
-	var errs []error
-	if c.HTTPTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("MARKET_HTTP_TIMEOUT: %s is not positive", c.HTTPTimeout))
-	}
-	if c.MaxBodyBytes < 1024 {
-		errs = append(errs, fmt.Errorf("MARKET_MAX_BODY_BYTES: %d is below 1024", c.MaxBodyBytes))
-	}
-	if c.DexScreenerRPM < 1 {
-		errs = append(errs, fmt.Errorf("MARKET_DEXSCREENER_RPM: %d is not positive", c.DexScreenerRPM))
-	}
-	if c.GeckoTerminalRPM < 1 {
-		errs = append(errs, fmt.Errorf("MARKET_GECKOTERMINAL_RPM: %d is not positive", c.GeckoTerminalRPM))
-	}
-	if c.RetryAttempts < 1 || c.RetryAttempts > 10 {
-		errs = append(errs, fmt.Errorf("MARKET_RETRY_ATTEMPTS: %d is not between 1 and 10", c.RetryAttempts))
-	}
-	if c.RetryBase <= 0 {
-		errs = append(errs, fmt.Errorf("MARKET_RETRY_BASE: %s is not positive", c.RetryBase))
-	}
-	return errors.Join(errs...)
+	return config.CheckBounds(c, "MARKET_")
 }

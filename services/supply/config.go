@@ -23,13 +23,13 @@ type Config struct {
 	// confirmed or finalized (SUPPLY_COMMITMENT).
 	Commitment string `env:"COMMITMENT" envDefault:"finalized"`
 	// RPCTimeout bounds one RPC call (SUPPLY_RPC_TIMEOUT).
-	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"10s"`
+	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"10s" min:"1ns" max:"10m"`
 	// RetryAttempts is the number of tries of one poll, first included
 	// (SUPPLY_RETRY_ATTEMPTS).
-	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3"`
+	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3" min:"1" max:"10"`
 	// RetryBase is the first wait between tries; it doubles each time,
 	// with ±50 % jitter (SUPPLY_RETRY_BASE).
-	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s"`
+	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s" min:"1ns" max:"1m"`
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig
@@ -47,20 +47,11 @@ func LoadConfig() (Config, error) {
 
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{config.CheckBounds(c, "SUPPLY_")}
 	switch c.Commitment {
 	case CommitmentProcessed, CommitmentConfirmed, CommitmentFinalized:
 	default:
 		errs = append(errs, fmt.Errorf("SUPPLY_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
-	}
-	if c.RPCTimeout <= 0 || c.RPCTimeout > 10*time.Minute {
-		errs = append(errs, fmt.Errorf("SUPPLY_RPC_TIMEOUT: %s is not between 0 and 10m", c.RPCTimeout))
-	}
-	if c.RetryAttempts < 1 || c.RetryAttempts > 10 {
-		errs = append(errs, fmt.Errorf("SUPPLY_RETRY_ATTEMPTS: %d is not between 1 and 10", c.RetryAttempts))
-	}
-	if c.RetryBase <= 0 || c.RetryBase > time.Minute {
-		errs = append(errs, fmt.Errorf("SUPPLY_RETRY_BASE: %s is not between 0 and 1m", c.RetryBase))
 	}
 	return errors.Join(errs...)
 }
