@@ -163,6 +163,13 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 	if m.Decimals != sup.Decimals {
 		return collector.Result{}, invalidf("getTokenSupply reports %d decimals, the mint account %d", sup.Decimals, m.Decimals)
 	}
+	if m.Decimals > contract.MaxDecimals {
+		// What the ledger says, not a configuration mistake: nothing to
+		// retry, and no amount this service would publish.
+		return collector.Result{}, &collector.Error{Kind: contract.ErrKindInvalid,
+			Message: fmt.Sprintf("the mint reports %d decimals; this service supports 0 to %d", m.Decimals, contract.MaxDecimals),
+			Remedy:  "Check that TOKEN_MINT (or the token file's mint) is the intended token."}
+	}
 	if acc.Slot == sup.Slot && strconv.FormatUint(m.Supply, 10) != total {
 		return collector.Result{}, invalidf("at slot %d getTokenSupply reports %s, the mint account %d", sup.Slot, total, m.Supply)
 	}

@@ -226,3 +226,24 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("last success %v", ts)
 	}
 }
+
+// TestDecimalsOutOfRange: a mint that reports more decimals than the
+// service publishes is the ledger's fact, not a configuration error, and
+// the message says what the mint reports and what is supported.
+func TestDecimalsOutOfRange(t *testing.T) {
+	tok := zeroDecimals()
+	tok.Mint, tok.Decimals = key("decimals-255"), 255
+	f := newFixture(t, tok, fixtureOpts{})
+	err := f.c.RunOnce(context.Background(), contract.DomainSupply)
+	var ce *collector.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.ErrKindInvalid ||
+		!strings.Contains(ce.Message, "255 decimals") || !strings.Contains(ce.Message, "0 to 18") {
+		t.Fatalf("RunOnce = %v, want invalid_response saying 255 decimals and the range 0 to 18", err)
+	}
+	if f.raw(t, contract.DomainSupply) != nil {
+		t.Error("a document was written")
+	}
+	if run := f.c.Runner().Status().Runs[contract.DomainSupply]; run.ErrorKind != contract.ErrKindInvalid || run.Remedy == "" {
+		t.Errorf("status %+v", run)
+	}
+}
