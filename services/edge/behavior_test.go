@@ -300,6 +300,29 @@ func TestRunPicksUpUpdates(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
+// TestRedisWrongPassword: a Redis that refuses the edge's credentials is
+// reported as that in /api/status, not as unreachable, and the password
+// is nowhere in the answer.
+func TestRedisWrongPassword(t *testing.T) {
+	rs := redistest.StartWithPassword(t, "right-horse-battery")
+	opts, err := store.ParseRedisURL("redis://:wrong-staple@" + rs.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rst := store.New(store.NewRedis(opts), config.DemoMint)
+	t.Cleanup(func() { _ = rst.Close() })
+	h := newHarness(t, rst)
+	h.refresh()
+	st := h.srv.statusReport()
+	if st.Checks.Redis.Status != statusDown || st.Checks.Redis.Error == nil ||
+		*st.Checks.Redis.Error != "REDIS_URL: authentication failed (wrong password?)" {
+		t.Errorf("redis check %+v", st.Checks.Redis)
+	}
+	if body := h.do(http.MethodGet, PathStatus).Body.String(); strings.Contains(body, "staple") || strings.Contains(body, "unreachable") {
+		t.Errorf("/api/status: %s", body)
+	}
+}
+
 // TestRedisDownAndBack: the edge keeps serving its snapshot while Redis is
 // down (status degraded, still ready), and picks up new writes after Redis
 // comes back.

@@ -267,7 +267,11 @@ func (s *Server) Refresh(ctx context.Context) {
 	if err != nil {
 		s.metrics.refreshes.WithLabelValues("error").Inc()
 		s.metrics.storeErrs.Inc()
-		h := &storeHealth{ok: false, checkedAt: now, lastOK: prevHealth.lastOK, err: "store unreachable or timed out"}
+		why := "store unreachable or timed out"
+		if store.IsAuthError(err) {
+			why = "REDIS_URL: authentication failed (wrong password?)"
+		}
+		h := &storeHealth{ok: false, checkedAt: now, lastOK: prevHealth.lastOK, err: why}
 		s.health.Store(h)
 		if prevHealth.ok || prevHealth.checkedAt.IsZero() {
 			s.log.Warn("store read failed; serving the last snapshot", "error", s.redact(err.Error()))

@@ -6,6 +6,7 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,7 +76,9 @@ func Setup(service string, out io.Writer) (*Process, error) {
 }
 
 // OpenStore returns the store of mint: Redis when REDIS_URL is set, else
-// the in-memory one. backend is "redis" or "memory".
+// the in-memory one. backend is "redis" or "memory". A Redis that answers
+// but refuses the credentials is an error; one that does not answer yet
+// is not (it may be starting: the store reconnects).
 func OpenStore(c config.Common, mint string) (st *store.Store, backend string, err error) {
 	if c.RedisURL == "" {
 		return store.New(store.NewMemory(), mint), "memory", nil
@@ -84,8 +87,18 @@ func OpenStore(c config.Common, mint string) (st *store.Store, backend string, e
 	if err != nil {
 		return nil, "", fmt.Errorf("config: REDIS_URL: %s", config.Redact(err.Error(), c.RedisURL))
 	}
-	return store.New(store.NewRedis(opts), mint), "redis", nil
+	st = store.New(store.NewRedis(opts), mint)
+	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
+	defer cancel()
+	if err := st.Ping(ctx); store.IsAuthError(err) {
+		_ = st.Close()
+		return nil, "", errors.New("config: REDIS_URL: authentication failed (wrong password?)")
+	}
+	return st, "redis", nil
 }
+
+// storeCheckTimeout bounds the check of Redis's credentials at start.
+const storeCheckTimeout = 5 * time.Second
 
 // LogStart logs the start line: the common configuration (secrets
 // masked), the service's own configuration, and the mint.

@@ -70,3 +70,33 @@ func TestSetupAndServe(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSetupRefusesRedisCredentials: a Redis that refuses the credentials
+// of REDIS_URL stops the start with that reason (not "unreachable"), and
+// never with the password in the text.
+func TestSetupRefusesRedisCredentials(t *testing.T) {
+	srv := redistest.StartWithPassword(t, "right-horse-battery")
+	t.Setenv("TOKEN_MINT", config.DemoMint)
+	for name, url := range map[string]string{
+		"wrong password": "redis://:wrong-staple@" + srv.Addr(),
+		"no password":    "redis://" + srv.Addr(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("REDIS_URL", url)
+			p, err := Setup("market", io.Discard)
+			if err == nil {
+				p.Close()
+				t.Fatal("started")
+			}
+			if !strings.Contains(err.Error(), "REDIS_URL: authentication failed (wrong password?)") || strings.Contains(err.Error(), "staple") {
+				t.Errorf("error %q", err)
+			}
+		})
+	}
+	t.Setenv("REDIS_URL", srv.URL())
+	p, err := Setup("market", io.Discard)
+	if err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	p.Close()
+}

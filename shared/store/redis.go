@@ -87,6 +87,11 @@ func NewRedis(opts *redis.UniversalOptions) *Redis {
 	return &Redis{c: redis.NewUniversalClient(&o)}
 }
 
+// IsAuthError reports whether err is Redis refusing the credentials it
+// was given (NOAUTH, WRONGPASS): a configuration mistake, not an outage.
+// Its text never carries the password.
+func IsAuthError(err error) bool { return err != nil && redis.IsAuthError(err) }
+
 // Client exposes the go-redis client (metrics hooks, tests).
 func (r *Redis) Client() redis.UniversalClient { return r.c }
 

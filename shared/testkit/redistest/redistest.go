@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,8 @@ type Server struct {
 	bin  string
 	dir  string
 	port int
+	// password, when set, is the server's requirepass.
+	password string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -33,11 +36,23 @@ type Server struct {
 // persistence, and registers its stop with tb.Cleanup.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return start(tb, "")
+}
+
+// StartWithPassword is Start with a server that requires password
+// (requirepass): URL carries it, Addr alone is refused with NOAUTH.
+func StartWithPassword(tb testing.TB, password string) *Server {
+	tb.Helper()
+	return start(tb, password)
+}
+
+func start(tb testing.TB, password string) *Server {
+	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		tb.Fatalf("redis-server is not installed: run `make test` (or hack/install-test-deps.sh) to install it: %v", err)
 	}
-	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb)}
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb), password: password}
 	if err := s.start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -48,8 +63,13 @@ func Start(tb testing.TB) *Server {
 // Addr is host:port of the server.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
-// URL is the redis:// URL of the server.
-func (s *Server) URL() string { return "redis://" + s.Addr() }
+// URL is the redis:// URL of the server, with its password if it has one.
+func (s *Server) URL() string {
+	if s.password != "" {
+		return (&url.URL{Scheme: "redis", User: url.UserPassword("", s.password), Host: s.Addr()}).String()
+	}
+	return "redis://" + s.Addr()
+}
 
 func (s *Server) start() error {
 	s.mu.Lock()
@@ -57,18 +77,23 @@ func (s *Server) start() error {
 	if s.cmd != nil {
 		return nil
 	}
-	cmd := exec.Command(s.bin,
+	args := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir,
 		"--protected-mode", "yes", "--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}
+	if s.password != "" {
+		args = append(args, "--requirepass", s.password)
+	}
+	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
 	s.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if ping(s.Addr()) == nil {
+		if ping(s.Addr(), s.password) == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -109,8 +134,9 @@ func (s *Server) Resume() {
 	}
 }
 
-// ping speaks just enough RESP to know the server is up.
-func ping(addr string) error {
+// ping speaks just enough RESP to know the server is up (authenticating
+// first when it has a password).
+func ping(addr, password string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	var d net.Dialer
@@ -120,14 +146,26 @@ func ping(addr string) error {
 	}
 	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+	r := bufio.NewReader(c)
+	if password != "" {
+		cmd := fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		if err := roundTrip(c, r, cmd, "+OK\r\n"); err != nil {
+			return err
+		}
+	}
+	return roundTrip(c, r, "PING\r\n", "+PONG\r\n")
+}
+
+// roundTrip sends cmd and expects the reply line want.
+func roundTrip(c net.Conn, r *bufio.Reader, cmd, want string) error {
+	if _, err := c.Write([]byte(cmd)); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
-	if line != "+PONG\r\n" {
+	if line != want {
 		return fmt.Errorf("unexpected reply %q", line)
 	}
 	return nil
