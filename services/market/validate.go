@@ -163,12 +163,19 @@ func isPlainID(s string, limit int) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == ':' || c == '_' || c == '.' || c == '-') {
+		if !plainIDByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+func plainIDByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == ':' || c == '_' || c == '.' || c == '-'
 }
 
 // forbiddenRune reports control characters (C0, DEL, C1), the
