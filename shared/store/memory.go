@@ -73,6 +73,22 @@ func (m *Memory) MGet(_ context.Context, keys ...string) ([]Value, error) {
 	return out, nil
 }
 
+// Exists implements Backend.
+func (m *Memory) Exists(_ context.Context, keys ...string) ([]bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	now := m.now()
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		e, ok := m.vals[k]
+		out[i] = ok && now.Before(e.expires)
+	}
+	return out, nil
+}
+
 // Publish implements Backend. Delivery is best effort, as in Redis: a
 // subscriber that does not keep up loses messages.
 func (m *Memory) Publish(_ context.Context, channel, message string) error {

@@ -138,6 +138,26 @@ func (r *Redis) MGet(ctx context.Context, keys ...string) ([]Value, error) {
 	return out, nil
 }
 
+// Exists implements Backend: one EXISTS per key in one pipeline (EXISTS
+// with several keys only counts them).
+func (r *Redis) Exists(ctx context.Context, keys ...string) ([]bool, error) {
+	cmds := make([]*redis.IntCmd, len(keys))
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Exists(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val() > 0
+	}
+	return out, nil
+}
+
 // Publish implements Backend.
 func (r *Redis) Publish(ctx context.Context, channel, message string) error {
 	return r.c.Publish(ctx, channel, message).Err()

@@ -2,7 +2,7 @@
 // package contract, in Redis or in memory.
 //
 // A Backend moves bytes (SET with TTL, multi-GET with remaining TTL,
-// publish/subscribe, ping); Store sits on a Backend and does everything
+// existence checks, publish/subscribe, ping); Store sits on a Backend and does everything
 // else — keys, envelopes, validation, update notifications — once, for both.
 package store
 
@@ -41,6 +41,9 @@ type Backend interface {
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// MGet returns one Value per key, in order; absent keys have Found false.
 	MGet(ctx context.Context, keys ...string) ([]Value, error)
+	// Exists reports, per key and in order, whether it is present (a key
+	// past its TTL is not), without moving its value.
+	Exists(ctx context.Context, keys ...string) ([]bool, error)
 	Publish(ctx context.Context, channel, message string) error
 	// Subscribe listens on channel; the subscription survives reconnects.
 	Subscribe(ctx context.Context, channel string) (Subscription, error)
@@ -196,6 +199,34 @@ func (s *Store) ReadStatuses(ctx context.Context) (map[string]contract.Status, e
 		out[contract.Collectors[i]] = st
 	}
 	return out, nil
+}
+
+// Missing reports, in one round trip and without reading any value, which
+// of the domains have no document and whether the status record of
+// collector is gone ("" checks no status record). A collector calls it
+// often to notice that the store lost what it wrote (a Redis restart
+// without persistence, a FLUSHALL, an eviction).
+func (s *Store) Missing(ctx context.Context, collector string, domains ...contract.Domain) (docs []contract.Domain, status bool, err error) {
+	keys := make([]string, 0, len(domains)+1)
+	for _, d := range domains {
+		keys = append(keys, contract.DocumentKey(s.mint, d))
+	}
+	if collector != "" {
+		keys = append(keys, contract.StatusKey(s.mint, collector))
+	}
+	if len(keys) == 0 {
+		return nil, false, nil
+	}
+	found, err := s.b.Exists(ctx, keys...)
+	if err != nil {
+		return nil, false, fmt.Errorf("check keys: %w", err)
+	}
+	for i, d := range domains {
+		if !found[i] {
+			docs = append(docs, d)
+		}
+	}
+	return docs, collector != "" && !found[len(found)-1], nil
 }
 
 // Updates subscribes to the updates channel: each message is a domain

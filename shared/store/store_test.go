@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -220,6 +221,35 @@ func runContract(t *testing.T, newBackend backendFactory) {
 		}
 	})
 
+	t.Run("missing reports absent and expired keys", func(t *testing.T) {
+		b, _ := newBackend(t)
+		s := store.New(b, mint)
+		if err := s.Write(ctx, envelope(t, contract.DomainSupply, 1), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(ctx, envelope(t, contract.DomainMetadata, 1), 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteStatus(ctx, contract.Status{Collector: contract.CollectorSupply}); err != nil {
+			t.Fatal(err)
+		}
+		docs, status, err := s.Missing(ctx, contract.CollectorSupply, contract.DomainSupply, contract.DomainMetadata, contract.DomainMarket)
+		if err != nil || status || !slices.Equal(docs, []contract.Domain{contract.DomainMarket}) {
+			t.Fatalf("Missing = %v, status %v, %v; want [market], false", docs, status, err)
+		}
+		if _, status, _ := s.Missing(ctx, contract.CollectorMarket); !status {
+			t.Error("absent status record reported present")
+		}
+		if docs, status, err := s.Missing(ctx, ""); err != nil || docs != nil || status {
+			t.Errorf("Missing of nothing = %v, %v, %v", docs, status, err)
+		}
+		time.Sleep(450 * time.Millisecond)
+		docs, _, err = s.Missing(ctx, "", contract.DomainSupply, contract.DomainMetadata)
+		if err != nil || !slices.Equal(docs, []contract.Domain{contract.DomainMetadata}) {
+			t.Fatalf("after metadata's TTL: Missing = %v, %v; want [metadata]", docs, err)
+		}
+	})
+
 	t.Run("updates are published after each write", func(t *testing.T) {
 		b, _ := newBackend(t)
 		s := store.New(b, mint)
@@ -331,6 +361,16 @@ func TestRedisRestart(t *testing.T) {
 		t.Fatal("ping succeeded with Redis down")
 	}
 	srv.Resume()
+	var docs []contract.Domain
+	for range 50 { // the pool redials on demand
+		if docs, _, err = s.Missing(ctx, "", contract.DomainSupply); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || !slices.Equal(docs, []contract.Domain{contract.DomainSupply}) {
+		t.Fatalf("after a restart without persistence: Missing = %v, %v; want [supply]", docs, err)
+	}
 
 	var werr error
 	for range 50 { // the pool redials on demand
