@@ -104,6 +104,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Log:       log,
 		Simulated: deps.Simulated,
 		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
+		Watch:     common.CollectorWatch,
 		Jobs: []collector.Job{{
 			Domain: contract.DomainHolders, Upstream: contract.UpstreamSolanaRPC, Timing: timing,
 			Poll: c.Enumerate,

@@ -167,6 +167,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * time.Second},
 		Simulated: deps.Simulated,
 		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
+		Watch:     common.CollectorWatch,
 		Jobs: []collector.Job{{
 			Domain:   contract.DomainMarket,
 			Upstream: contract.UpstreamDexScreener,

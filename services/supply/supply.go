@@ -102,6 +102,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * cfg.RetryBase},
 		Simulated: deps.Simulated,
 		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
+		Watch:     common.CollectorWatch,
 		Jobs: []collector.Job{
 			{Domain: contract.DomainSupply, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainSupply], Poll: c.pollSupply},
 			{Domain: contract.DomainMetadata, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainMetadata], Poll: c.pollMetadata},

@@ -5,6 +5,12 @@
 //
 // A failed or invalid poll never overwrites good data: the document is
 // written only when Poll returns one without error.
+//
+// Nothing is lost when the store loses its data (a Redis restarted without
+// persistence, a FLUSHALL): the runner keeps its last good document of
+// each domain and its status record in memory, checks every Watch that the
+// store still holds them, writes back at once those it lost, unchanged,
+// and then polls early. See Restore.
 package collector
 
 import (
@@ -16,6 +22,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -101,6 +108,10 @@ type Backoff struct {
 // DefaultBackoff: 3 tries, 1 s then 2 s, each ±50 % jitter.
 var DefaultBackoff = Backoff{Attempts: 3, Base: time.Second, Max: 30 * time.Second}
 
+// DefaultWatch is how often Run checks the store when Runner.Watch is zero
+// (the default of COLLECTOR_WATCH_INTERVAL).
+const DefaultWatch = 5 * time.Second
+
 // Runner runs the jobs of one collector.
 type Runner struct {
 	// Name is the collector (contract.Collector*).
@@ -116,31 +127,206 @@ type Runner struct {
 	// Redactor removes the configured secrets from every message before
 	// it is recorded, logged or returned (nil: none configured).
 	Redactor *config.Redactor
+	// Watch is how often Run checks that the store still holds the last
+	// good documents and the status record, and writes back what it lost
+	// (COLLECTOR_WATCH_INTERVAL); zero means DefaultWatch.
+	Watch time.Duration
 
 	mu     sync.Mutex
 	status contract.Status
+
+	// writeMu orders the runner's writes to the store, so that writing
+	// back a lost record never overwrites a newer one. It guards last.
+	writeMu sync.Mutex
+	// last is the last good envelope of each domain: what Restore writes
+	// back.
+	last map[contract.Domain]contract.Envelope
 }
 
 // Run polls every job at once, then each on its own interval, until ctx
-// is done. It returns nil on cancellation: failures are recorded, never
-// fatal, because a collector stays up while its upstream is down.
+// is done. Beside the polls it watches the store (see Restore): when it
+// had to write anything back, every job polls again at once. It returns
+// nil on cancellation: failures are recorded, never fatal, because a
+// collector stays up while its upstream is down.
 func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, j := range r.Jobs {
+	early := make([]chan struct{}, len(r.Jobs))
+	busy := make([]atomic.Bool, len(r.Jobs))
+	records := []string{"status"}
+	for i, j := range r.Jobs {
+		records = append(records, string(j.Domain))
+		early[i] = make(chan struct{}, 1)
 		wg.Go(func() {
 			t := time.NewTicker(j.Timing.Refresh)
 			defer t.Stop()
 			for {
+				busy[i].Store(true)
 				_ = r.RunOnce(ctx, j.Domain)
+				busy[i].Store(false)
 				select {
 				case <-ctx.Done():
 					return
 				case <-t.C:
+				case <-early[i]:
 				}
 			}
 		})
 	}
+	r.Metrics.initRepublish(r.Name, records...)
+	wg.Go(func() { r.watch(ctx, early, busy) })
 	wg.Wait()
+	return nil
+}
+
+// watch runs Restore every Watch until ctx is done, and asks every job
+// not polling at that moment for an early poll after anything was written
+// back. First it takes what the store holds as the last good documents, so
+// that a collector restarted while its upstream is down still has
+// something to write back.
+func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic.Bool) {
+	r.adopt(ctx)
+	every := r.Watch
+	if every <= 0 {
+		every = DefaultWatch
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		restored, err := r.Restore(ctx)
+		if err != nil && ctx.Err() == nil {
+			// the store is unreachable: the polls report it, once per poll
+			r.Log.Debug("store check failed", "error", "store unavailable")
+		}
+		if len(restored) == 0 {
+			continue
+		}
+		for i, c := range early {
+			if busy[i].Load() {
+				continue // the poll under way writes, or records why not
+			}
+			select {
+			case c <- struct{}{}:
+			default: // one is already pending
+			}
+		}
+	}
+}
+
+// adopt takes the store's current documents of the runner's domains as
+// their last good ones, where the runner has none yet. They are what a
+// collector of this token wrote and the store validated; nothing else is
+// ever adopted, so a runner over an empty store has nothing to write back.
+func (r *Runner) adopt(ctx context.Context) {
+	if len(r.Jobs) == 0 {
+		return
+	}
+	domains := make([]contract.Domain, len(r.Jobs))
+	for i, j := range r.Jobs {
+		domains[i] = j.Domain
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	docs, _, err := r.Store.ReadAll(rctx, domains...)
+	if err != nil {
+		return // best effort: the polls will bring good documents
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	for d, doc := range docs {
+		if _, ok := r.last[d]; !ok {
+			r.keepLocked(doc.Envelope)
+		}
+	}
+}
+
+func (r *Runner) keepLocked(env contract.Envelope) {
+	if r.last == nil {
+		r.last = map[contract.Domain]contract.Envelope{}
+	}
+	r.last[env.Domain] = env
+}
+
+// Restore checks, in one round trip, that the store still holds the last
+// good document of each domain and the status record, and writes back at
+// once whatever it lost. A document is written back unchanged: the same
+// updated_at, so that ages stay honest, and the TTL left to it counted
+// from that updated_at, so that it expires no later than the original
+// would have; one whose TTL has run out is forgotten instead. The status
+// record is written back as the runner holds it. A runner that never had a
+// good poll has no document to write back: it invents nothing.
+//
+// Restore returns what it wrote back (domain names, and "status"), counts
+// each in tokendata_collector_republished_total and logs one line when it
+// wrote anything. Run calls it every Watch.
+func (r *Runner) Restore(ctx context.Context) ([]string, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	now := time.Now()
+	var domains []contract.Domain
+	for _, j := range r.Jobs {
+		env, ok := r.last[j.Domain]
+		if !ok {
+			continue
+		}
+		if !now.Before(env.UpdatedAt.Add(j.Timing.TTL)) {
+			delete(r.last, j.Domain)
+			r.Log.Info("last good document past its TTL; no longer kept", "domain", j.Domain,
+				"updated_at", env.UpdatedAt.UTC().Format(time.RFC3339))
+			continue
+		}
+		domains = append(domains, j.Domain)
+	}
+	st := r.Status()
+	name := ""
+	if len(st.Runs) > 0 {
+		name = r.Name
+	}
+	lost, statusLost, err := r.Store.Missing(ctx, name, domains...)
+	if err != nil {
+		return nil, err
+	}
+	var restored []string
+	var errs []error
+	for _, d := range lost {
+		env := r.last[d]
+		ttl := time.Until(env.UpdatedAt.Add(r.job(d).Timing.TTL))
+		if ttl <= 0 {
+			continue // ran out since the check: gone, as the original
+		}
+		if err := r.Store.Write(ctx, env, ttl); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		restored = append(restored, string(d))
+	}
+	if statusLost {
+		if err := r.Store.WriteStatus(ctx, st); err != nil {
+			errs = append(errs, err)
+		} else {
+			restored = append(restored, "status")
+		}
+	}
+	for _, rec := range restored {
+		r.Metrics.observeRepublish(r.Name, rec)
+	}
+	if len(restored) > 0 {
+		r.Log.Warn("the store lost this collector's records; wrote back the last good ones and polling early",
+			"records", restored)
+	}
+	return restored, errors.Join(errs...)
+}
+
+func (r *Runner) job(d contract.Domain) *Job {
+	for i := range r.Jobs {
+		if r.Jobs[i].Domain == d {
+			return &r.Jobs[i]
+		}
+	}
 	return nil
 }
 
@@ -149,12 +335,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // classified error, or nil; when ctx ends mid-poll it records nothing and
 // returns ctx's error.
 func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
-	var job *Job
-	for i := range r.Jobs {
-		if r.Jobs[i].Domain == d {
-			job = &r.Jobs[i]
-		}
-	}
+	job := r.job(d)
 	if job == nil {
 		return fmt.Errorf("collector %s has no %s job", r.Name, d)
 	}
@@ -251,6 +432,12 @@ func (r *Runner) write(ctx context.Context, job *Job, res Result) error {
 	if err != nil {
 		return &Error{Kind: contract.ErrKindInternal, Message: err.Error()}
 	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	// A good poll is the last good document, whether or not the store
+	// takes it now: it is what Restore writes back if the store loses the
+	// domain.
+	r.keepLocked(env)
 	if err := r.Store.Write(ctx, env, job.Timing.TTL); err != nil {
 		return &Error{Kind: contract.ErrKindStore, Message: "writing the document to the store failed", Retry: false}
 	}
@@ -261,6 +448,8 @@ func (r *Runner) write(ctx context.Context, job *Job, res Result) error {
 // that cannot take the status cannot take documents either, and that is
 // already reported).
 func (r *Runner) record(ctx context.Context, d contract.Domain, run contract.Run) contract.Run {
+	r.writeMu.Lock() // a status record written back by Restore is never newer than this one
+	defer r.writeMu.Unlock()
 	r.mu.Lock()
 	if r.status.Runs == nil {
 		r.status = contract.Status{Collector: r.Name, Simulated: r.Simulated, Runs: map[contract.Domain]contract.Run{}}

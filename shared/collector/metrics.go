@@ -13,7 +13,7 @@ import (
 // Metrics are the series every collector exports. Create them once per
 // registry (standalone shares one between its collectors). Labels hold
 // only names from this code: collector, domain, result/kind, upstream,
-// method, outcome.
+// method, outcome, record.
 type Metrics struct {
 	runs            *prometheus.CounterVec
 	runDuration     *prometheus.HistogramVec
@@ -21,6 +21,7 @@ type Metrics struct {
 	consecutiveFail *prometheus.GaugeVec
 	upstreamReqs    *prometheus.CounterVec
 	upstreamLatency *prometheus.HistogramVec
+	republished     *prometheus.CounterVec
 }
 
 // NewMetrics registers the collector metrics on reg.
@@ -48,6 +49,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Latency of upstream requests.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}},
 			[]string{"upstream", "method", "outcome"}),
+		republished: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "collector_republished_total",
+			Help: "Records the store had lost and the collector wrote back, unchanged: record is a domain, or status for the status record."},
+			[]string{"collector", "record"}),
 	}
 }
 
@@ -65,6 +69,24 @@ func (m *Metrics) observeRun(collector string, d contract.Domain, run contract.R
 		m.lastSuccess.WithLabelValues(collector, string(d)).Set(float64(run.FinishedAt.Unix()))
 	}
 	m.consecutiveFail.WithLabelValues(collector, string(d)).Set(float64(run.ConsecutiveFailures))
+}
+
+// initRepublish makes a collector's republished series exist at 0, so
+// that the first write-back shows in increase() and rate().
+func (m *Metrics) initRepublish(collector string, records ...string) {
+	if m == nil {
+		return
+	}
+	for _, rec := range records {
+		m.republished.WithLabelValues(collector, rec)
+	}
+}
+
+func (m *Metrics) observeRepublish(collector, record string) {
+	if m == nil {
+		return
+	}
+	m.republished.WithLabelValues(collector, record).Inc()
 }
 
 // ObserveUpstream records one upstream request. method is an RPC method or

@@ -71,6 +71,10 @@ type Common struct {
 	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
+	// CollectorWatch is how often a collector checks that the store still
+	// holds its last good documents and status record, and writes back at
+	// once what the store lost (a Redis restarted without persistence).
+	CollectorWatch time.Duration `env:"COLLECTOR_WATCH_INTERVAL" envDefault:"5s" min:"100ms"`
 
 	Market   DomainTiming `envPrefix:"MARKET_"`
 	Supply   DomainTiming `envPrefix:"SUPPLY_"`
@@ -99,6 +103,7 @@ func (c Common) LogValue() slog.Value {
 		slog.Any("redis_url", c.RedisURL), slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
 		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+		slog.String("collector_watch_interval", c.CollectorWatch.String()),
 	}
 	for _, d := range contract.Domains {
 		t := c.Timings()[d]

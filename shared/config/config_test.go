@@ -21,7 +21,8 @@ func TestLoadCommonDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !c.Demo() || c.HTTPAddr != ":8080" || c.OpsAddr != ":9090" || c.HoldersMethod != "getProgramAccounts" ||
-		c.SolanaRPCURL.Reveal() != "https://api.mainnet-beta.solana.com" || c.HoldersRPC() != c.SolanaRPCURL {
+		c.SolanaRPCURL.Reveal() != "https://api.mainnet-beta.solana.com" || c.HoldersRPC() != c.SolanaRPCURL ||
+		c.CollectorWatch != 5*time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
 	for d, want := range contract.DefaultTimings {
@@ -57,6 +58,7 @@ func TestLoadCommonRejects(t *testing.T) {
 		{"duration", "SUPPLY_REFRESH", "often", "SUPPLY_REFRESH"},
 		{"log level", "LOG_LEVEL", "loud", "LOG_LEVEL"},
 		{"addr", "HTTP_ADDR", "8080", "HTTP_ADDR"},
+		{"collector watch", "COLLECTOR_WATCH_INTERVAL", "10ms", "COLLECTOR_WATCH_INTERVAL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
