@@ -274,6 +274,7 @@ func TestRunPicksUpUpdates(t *testing.T) {
 		cm.DrainDelay = 0
 		d.Now = time.Now
 		c.SnapshotPoll = time.Hour // only the notification can bring the update
+		c.ReadyGrace = 0           // ready over the empty store, to see the 503 first
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

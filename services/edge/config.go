@@ -36,6 +36,11 @@ type Config struct {
 	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100" min:"0"`
 	// RetryAfter is the Retry-After of 503 answers (EDGE_RETRY_AFTER).
 	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s" min:"1s"`
+	// ReadyGrace is how long after its first read of the store an edge
+	// that does not hold every domain stays not ready, waiting for the
+	// collectors to write back what an emptied Redis lost; 0 turns ready at
+	// the first read (EDGE_READY_GRACE).
+	ReadyGrace time.Duration `env:"READY_GRACE" envDefault:"15s" min:"0s"`
 }
 
 // DefaultConfig returns the defaults of every field, from the tags.

@@ -59,8 +59,13 @@ type Server struct {
 	health atomic.Pointer[storeHealth]
 	// statuses are the collectors' status records of the last read.
 	statuses atomic.Pointer[map[string]contract.Status]
-	// loaded is set after the first successful read of the store.
-	loaded   atomic.Bool
+	// loaded is set after the first successful read of the store, and
+	// firstRead (Unix nanoseconds) is when it happened.
+	loaded    atomic.Bool
+	firstRead atomic.Int64
+	// warm is set once the edge has held every domain, or EDGE_READY_GRACE
+	// has passed since the first read: the start-up wait is over for good.
+	warm     atomic.Bool
 	draining atomic.Bool
 
 	refreshMu sync.Mutex // one refresh at a time
@@ -131,17 +136,38 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 // Handler is the public Gin engine.
 func (s *Server) Handler() http.Handler { return s.engine }
 
-// Ready reports whether the edge should receive traffic: it has read the
-// store once, and either the store answers or it has data to serve; and
-// it is not draining.
+// Ready reports whether the edge should receive traffic: it is not
+// draining; it has read the store once; it holds every domain, or
+// EDGE_READY_GRACE has passed since that first read; and either the store
+// answers or it has data to serve.
+//
+// The grace is for a replica started while Redis is empty (restarted
+// without persistence): the collectors write back their last good
+// documents within COLLECTOR_WATCH_INTERVAL, and until then the replicas
+// already running serve their copies, so the new one waits rather than
+// answer 503 where they answer 200. On a fresh install nothing comes in
+// time, and the edge turns ready after the grace to answer 503 honestly.
+// Once over, the wait never comes back: a running edge that loses a
+// domain stays ready.
 func (s *Server) Ready() bool {
 	if s.draining.Load() || !s.loaded.Load() {
 		return false
 	}
+	docs := s.view.Load().st.docs
+	if !s.warm.Load() {
+		all := len(docs) == len(contract.Domains)
+		if !all && s.now().Sub(time.Unix(0, s.firstRead.Load())) < s.cfg.ReadyGrace {
+			return false
+		}
+		if s.warm.CompareAndSwap(false, true) && !all {
+			s.log.Info("ready without every domain: EDGE_READY_GRACE has passed since the first read of the store",
+				"domains_held", len(docs), "grace", s.cfg.ReadyGrace.String())
+		}
+	}
 	if h := s.health.Load(); h != nil && h.ok {
 		return true
 	}
-	return len(s.view.Load().st.docs) > 0
+	return len(docs) > 0
 }
 
 // Run refreshes the snapshot and serves the public API on
@@ -301,6 +327,7 @@ func (s *Server) Refresh(ctx context.Context) {
 	for _, p := range problems {
 		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
 	}
+	s.firstRead.CompareAndSwap(0, now.UnixNano())
 	s.loaded.Store(true)
 	if sameState(cur.st, next) && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
 		return
