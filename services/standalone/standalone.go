@@ -51,8 +51,11 @@ type Options struct {
 
 // Info describes a started standalone process.
 type Info struct {
-	Demo  bool
-	Mint  string
+	Demo bool
+	Mint string
+	// Token is the effective token (in demo mode, with the simulator's
+	// pairs), for another edge over the same store.
+	Token config.Token
 	API   string
 	Ops   string
 	Sim   *simulator.Sim
@@ -150,7 +153,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	opsSrv := process.OpsServer(common, reg, api.Ready, opsL, log)
 
-	info := Info{Demo: demo, Mint: token.Mint, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
+	info := Info{Demo: demo, Mint: token.Mint, Token: token, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
 	log.Info("standalone ready", "mint", token.Mint, "demo", demo, "store", backend, "api", info.API, "ops", info.Ops)
 	if o.Banner != nil {
 		_, _ = fmt.Fprintf(o.Banner, "\ntokendata standalone (%s store%s) for mint %s\n  API:     %s/api/market\n  Status:  %s/api/status\n  OpenAPI: %s/api/openapi.json\n  Metrics: %s/metrics\n\n",

@@ -1,0 +1,156 @@
+package standalone_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/services/edge"
+	"github.com/tokendata/tokendata/services/standalone"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/simulator"
+	"github.com/tokendata/tokendata/shared/simulator/dexsim"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
+)
+
+// volatile are the paths whose bodies change with time or with the
+// collectors' last runs; every other body is compared byte for byte.
+var volatile = map[string]bool{"/api/status": true, "/api/health": true}
+
+// TestRedisRestartedEmptyNewEdge is the first row of the fault matrix
+// (issue 20): the collectors and an edge run against a real redis-server
+// with the default poll intervals (supply 300 s, market 60 s, holders
+// 900 s); Redis is restarted without persistence while the upstreams are
+// down, and a new edge starts after it. Within 10 s the new edge answers
+// every path with 200 and the very bodies served before (same numbers,
+// original updated_at), and it is never ready while it would answer 503.
+// Only the collectors' copies can bring that: no poll is due, and none
+// would succeed.
+func TestRedisRestartedEmptyNewEdge(t *testing.T) {
+	rs := redistest.Start(t)
+	t.Setenv("REDIS_URL", rs.URL())
+	t.Setenv("COLLECTOR_WATCH_INTERVAL", "1s")
+	r := start(t, simulator.Options{Seed: 11, Accounts: 300})
+	old := r.info.API
+	for _, p := range paths {
+		waitFor(t, old, p)
+	}
+
+	// Upstreams down from here: what comes back is what the collectors hold.
+	r.info.Sim.RPC.Faults().Inject("*", fault.Fault{Kind: fault.HTTP503})
+	r.info.Sim.Dex.Faults().Inject(dexsim.RouteDexScreener, fault.Fault{Kind: fault.HTTP503})
+	r.info.Sim.Dex.Faults().Inject(dexsim.RouteGeckoTerminal, fault.Fault{Kind: fault.HTTP503})
+	before := map[string]response{}
+	for _, p := range paths {
+		before[p] = fetch(t, old+p)
+	}
+
+	rs.Restart() // empty: no persistence
+	restarted := time.Now()
+	api, url := startEdge(t, r.info)
+
+	deadline := restarted.Add(10 * time.Second)
+	for {
+		ready := api.Ready()
+		got := map[string]response{}
+		all := true
+		for _, p := range paths {
+			got[p] = fetch(t, url+p)
+			all = all && got[p].status == http.StatusOK
+		}
+		if ready && !all {
+			t.Fatalf("the new edge is ready but answers %v", statuses(got))
+		}
+		if all && ready {
+			for _, p := range paths {
+				if volatile[p] {
+					continue
+				}
+				if got[p].body != before[p].body || got[p].updatedAt != before[p].updatedAt {
+					t.Errorf("%s on the new edge:\n%s (updated %s)\nbefore the restart:\n%s (updated %s)",
+						p, got[p].body, got[p].updatedAt, before[p].body, before[p].updatedAt)
+				}
+			}
+			t.Logf("every path back to 200 on a new edge %s after Redis restarted empty", time.Since(restarted).Round(10*time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after Redis restarted empty, the new edge (ready %v) answers %v", ready, statuses(got))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The edge that was running kept serving its copies throughout.
+	for _, p := range paths {
+		if got := fetch(t, old+p); got.status != http.StatusOK {
+			t.Errorf("%s on the old edge: %d", p, got.status)
+		}
+	}
+}
+
+type response struct {
+	status    int
+	body      string
+	updatedAt string
+}
+
+func fetch(t *testing.T, url string) response {
+	t.Helper()
+	resp, body := get(t, url)
+	return response{status: resp.StatusCode, body: string(body), updatedAt: resp.Header.Get("X-Data-Updated-At")}
+}
+
+func statuses(m map[string]response) map[string]int {
+	out := make(map[string]int, len(m))
+	for p, r := range m {
+		out[p] = r.status
+	}
+	return out
+}
+
+// startEdge runs a second edge, with its own Redis client, over the store
+// of the running standalone process.
+func startEdge(t *testing.T, info standalone.Info) (*edge.Server, string) {
+	t.Helper()
+	common, err := config.LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	common.DrainDelay = 0
+	cfg, err := edge.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := store.ParseRedisURL(common.RedisURL.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(store.NewRedis(opts), info.Mint)
+	api, err := edge.New(common, info.Token, cfg, edge.Deps{Store: st, Demo: info.Demo,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- api.RunOn(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("new edge stopped with %v", err)
+		}
+		_ = st.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return api, "http://" + ln.Addr().String()
+}
