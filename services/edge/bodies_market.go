@@ -71,7 +71,8 @@ func (r *renderer) price() *response {
 }
 
 // valuation computes market cap (price × circulating supply) and FDV
-// (price × maximum supply) exactly, in decimal arithmetic.
+// (price × maximum supply) exactly, in decimal arithmetic. FDV is nil
+// when the issuer discloses no maximum supply.
 func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.Number) {
 	if m == nil || m.PriceUSD == nil {
 		return nil, nil
@@ -82,9 +83,11 @@ func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.
 			mcap = &n
 		}
 	}
-	if mx, err := decimal.NewFromString(r.maxSupplyWhole()); err == nil {
-		n := num(m.PriceUSD.Mul(mx))
-		fdv = &n
+	if whole, ok := r.maxSupplyWhole(); ok {
+		if mx, err := decimal.NewFromString(whole); err == nil {
+			n := num(m.PriceUSD.Mul(mx))
+			fdv = &n
+		}
 	}
 	return mcap, fdv
 }
@@ -112,7 +115,7 @@ type marketBody struct {
 	TotalSupplyRaw        *string      `json:"total_supply_raw"`
 	CirculatingSupply     *json.Number `json:"circulating_supply"`
 	CirculatingSupplyRaw  *string      `json:"circulating_supply_raw"`
-	MaxSupply             json.Number  `json:"max_supply"`
+	MaxSupply             *json.Number `json:"max_supply"`
 	MaxSupplyRaw          *string      `json:"max_supply_raw"`
 	PairAddress           *string      `json:"pair_address"`
 	PairDex               *string      `json:"pair_dex"`
@@ -124,10 +127,21 @@ type marketBody struct {
 	Missing               []string     `json:"missing"`
 }
 
-// maxRaw is the maximum supply in base units when the decimals are known.
+// maxWhole is the maximum supply in whole tokens, nil when none is
+// disclosed.
+func (r *renderer) maxWhole() *json.Number {
+	whole, ok := r.maxSupplyWhole()
+	if !ok {
+		return nil
+	}
+	return ptr(json.Number(whole))
+}
+
+// maxRaw is the maximum supply in base units when it is disclosed and
+// the decimals are known.
 func (r *renderer) maxRaw() *string {
 	d := r.decimals()
-	if d == nil {
+	if d == nil || !r.token.MaxSupplyDisclosed() {
 		return nil
 	}
 	raw, err := r.token.MaxSupplyRaw(*d)
@@ -152,7 +166,7 @@ func (r *renderer) market() *response {
 		return r.internal(err)
 	}
 	name, symbol := r.identity()
-	b := marketBody{Mint: r.token.Mint, Name: name, Symbol: symbol, MaxSupply: json.Number(r.maxSupplyWhole()),
+	b := marketBody{Mint: r.token.Mint, Name: name, Symbol: symbol, MaxSupply: r.maxWhole(),
 		MaxSupplyRaw: r.maxRaw(), Decimals: r.decimals(), PortalVersion: PortalVersion,
 		UpdatedAt: timePtr(in), Stale: in.stale, Missing: missing}
 	m := r.st.market()
@@ -218,13 +232,13 @@ type holdersSection struct {
 }
 
 type supplySection struct {
-	Decimals       uint8       `json:"decimals"`
-	Total          json.Number `json:"total"`
-	TotalRaw       string      `json:"total_raw"`
-	Circulating    json.Number `json:"circulating"`
-	CirculatingRaw string      `json:"circulating_raw"`
-	Max            json.Number `json:"max"`
-	MaxRaw         string      `json:"max_raw"`
+	Decimals       uint8        `json:"decimals"`
+	Total          json.Number  `json:"total"`
+	TotalRaw       string       `json:"total_raw"`
+	Circulating    json.Number  `json:"circulating"`
+	CirculatingRaw string       `json:"circulating_raw"`
+	Max            *json.Number `json:"max"`
+	MaxRaw         *string      `json:"max_raw"`
 }
 
 type sourceSection struct {
@@ -315,7 +329,7 @@ func (r *renderer) marketData() *response {
 	}
 	if sp != nil {
 		b.Supply = &supplySection{Decimals: sp.decimals, Total: sp.total.value, TotalRaw: sp.total.raw,
-			Circulating: sp.circulating.value, CirculatingRaw: sp.circulating.raw, Max: sp.max.value, MaxRaw: sp.max.raw}
+			Circulating: sp.circulating.value, CirculatingRaw: sp.circulating.raw, Max: sp.maxValue(), MaxRaw: sp.maxRaw()}
 	}
 	return r.okJSON(b, in)
 }

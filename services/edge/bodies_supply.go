@@ -6,9 +6,9 @@ package edge
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/tokendata/tokendata/shared/amount"
-	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -28,13 +28,20 @@ func formatAmount(raw string, decimals uint8) (tokenAmount, error) {
 }
 
 // maxSupplyWhole is the disclosed maximum supply from the token file, in
-// whole tokens.
-func (in *renderInputs) maxSupplyWhole() string {
-	raw, err := amount.ToRaw(in.token.MaxSupply, 0)
+// whole tokens; false when the issuer discloses none (or the value cannot
+// be read, which New's validation of the token rules out). Never a
+// default.
+func (in *renderInputs) maxSupplyWhole() (string, bool) {
+	raw, err := in.token.MaxSupplyRaw(0)
 	if err != nil {
-		return config.DefaultMaxSupply
+		return "", false
 	}
-	return raw
+	return raw, true
+}
+
+func (r *renderer) maxNotDisclosed() *response {
+	return newError(http.StatusNotFound, codeNotDisclosed,
+		"The token's issuer discloses no maximum supply: this API publishes none, and no fully diluted valuation.", r.cfg.RetryAfter)
 }
 
 // decimals is the ledger's decimals when the supply document is present,
@@ -47,10 +54,28 @@ func (r *renderer) decimals() *uint8 {
 	return r.token.Decimals
 }
 
-// supplies are the three supplies of the supply document.
+// supplies are the three supplies of the supply document; max is nil
+// when the issuer discloses no maximum supply.
 type supplies struct {
-	decimals                uint8
-	total, circulating, max tokenAmount
+	decimals           uint8
+	total, circulating tokenAmount
+	max                *tokenAmount
+}
+
+// maxValue and maxRaw are the maximum supply's figures, nil when none
+// is disclosed.
+func (sp *supplies) maxValue() *json.Number {
+	if sp.max == nil {
+		return nil
+	}
+	return &sp.max.value
+}
+
+func (sp *supplies) maxRaw() *string {
+	if sp.max == nil {
+		return nil
+	}
+	return &sp.max.raw
 }
 
 func (r *renderer) supplies() (*supplies, error) {
@@ -66,6 +91,10 @@ func (r *renderer) supplies() (*supplies, error) {
 	if err != nil {
 		return nil, fmt.Errorf("circulating_raw: %w", err)
 	}
+	out := &supplies{decimals: sp.Decimals, total: total, circulating: circ}
+	if !r.token.MaxSupplyDisclosed() {
+		return out, nil
+	}
 	maxRaw, err := r.token.MaxSupplyRaw(sp.Decimals)
 	if err != nil {
 		return nil, fmt.Errorf("token max_supply: %w", err)
@@ -74,7 +103,8 @@ func (r *renderer) supplies() (*supplies, error) {
 	if err != nil {
 		return nil, fmt.Errorf("max supply: %w", err)
 	}
-	return &supplies{decimals: sp.Decimals, total: total, circulating: circ, max: mx}, nil
+	out.max = &mx
+	return out, nil
 }
 
 // ---- plain text ----
@@ -100,7 +130,11 @@ func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *response {
 }
 
 func (r *renderer) maxSupply() *response {
-	return r.okText(r.maxSupplyWhole(), dataInfo{})
+	whole, ok := r.maxSupplyWhole()
+	if !ok {
+		return r.maxNotDisclosed()
+	}
+	return r.okText(whole, dataInfo{})
 }
 
 // ---- /api/supply, /api/coingecko-supply ----
@@ -112,8 +146,8 @@ type supplyBody struct {
 	TotalSupplyRaw       string               `json:"total_supply_raw"`
 	CirculatingSupply    json.Number          `json:"circulating_supply"`
 	CirculatingSupplyRaw string               `json:"circulating_supply_raw"`
-	MaxSupply            json.Number          `json:"max_supply"`
-	MaxSupplyRaw         string               `json:"max_supply_raw"`
+	MaxSupply            *json.Number         `json:"max_supply"`
+	MaxSupplyRaw         *string              `json:"max_supply_raw"`
 	TokenProgram         string               `json:"token_program"`
 	TokenProgramID       string               `json:"token_program_id"`
 	MintAuthority        *string              `json:"mint_authority"`
@@ -145,7 +179,7 @@ func (r *renderer) supply() *response {
 		Mint: r.token.Mint, Decimals: sp.decimals,
 		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
 		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
-		MaxSupply: sp.max.value, MaxSupplyRaw: sp.max.raw,
+		MaxSupply: sp.maxValue(), MaxSupplyRaw: sp.maxRaw(),
 		TokenProgram: doc.TokenProgram, TokenProgramID: doc.TokenProgramID,
 		MintAuthority: doc.MintAuthority, FreezeAuthority: doc.FreezeAuthority,
 		Slot: doc.Slot, Commitment: doc.Commitment, Methodology: m,
@@ -155,16 +189,16 @@ func (r *renderer) supply() *response {
 }
 
 type coinGeckoBody struct {
-	TotalSupply          json.Number `json:"total_supply"`
-	TotalSupplyRaw       string      `json:"total_supply_raw"`
-	CirculatingSupply    json.Number `json:"circulating_supply"`
-	CirculatingSupplyRaw string      `json:"circulating_supply_raw"`
-	MaxSupply            json.Number `json:"max_supply"`
-	MaxSupplyRaw         string      `json:"max_supply_raw"`
-	Decimals             uint8       `json:"decimals"`
-	Mint                 string      `json:"mint"`
-	UpdatedAt            string      `json:"updated_at"`
-	Stale                bool        `json:"stale"`
+	TotalSupply          json.Number  `json:"total_supply"`
+	TotalSupplyRaw       string       `json:"total_supply_raw"`
+	CirculatingSupply    json.Number  `json:"circulating_supply"`
+	CirculatingSupplyRaw string       `json:"circulating_supply_raw"`
+	MaxSupply            *json.Number `json:"max_supply"`
+	MaxSupplyRaw         *string      `json:"max_supply_raw"`
+	Decimals             uint8        `json:"decimals"`
+	Mint                 string       `json:"mint"`
+	UpdatedAt            string       `json:"updated_at"`
+	Stale                bool         `json:"stale"`
 }
 
 func (r *renderer) coinGeckoSupply() *response {
@@ -179,7 +213,7 @@ func (r *renderer) coinGeckoSupply() *response {
 	return r.okJSON(coinGeckoBody{
 		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
 		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
-		MaxSupply: sp.max.value, MaxSupplyRaw: sp.max.raw,
+		MaxSupply: sp.maxValue(), MaxSupplyRaw: sp.maxRaw(),
 		Decimals: sp.decimals, Mint: r.token.Mint,
 		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
 	}, in)

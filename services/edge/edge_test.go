@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -50,6 +51,27 @@ var scenarios = map[string]func(h *harness){
 		h.writeAll()
 		h.write(contract.DomainMarket, edgetest.Market(), 200e9)
 	},
+	// everything collected; the issuer discloses no maximum supply (token
+	// of scenarioTokens)
+	"max-not-disclosed": func(h *harness) {
+		h.writeAll()
+		h.write(contract.DomainSupply, edgetest.SupplyMaxNotDisclosed(), 30e9)
+	},
+}
+
+// scenarioTokens are the token files of the scenarios that do not serve
+// edgetest.Token().
+var scenarioTokens = map[string]func() config.Token{
+	"max-not-disclosed": edgetest.TokenMaxNotDisclosed,
+}
+
+// newScenarioHarness is a fresh harness with the token of scenario name.
+func newScenarioHarness(t testing.TB, name string) *harness {
+	t.Helper()
+	if tok, ok := scenarioTokens[name]; ok {
+		return newHarnessOf(t, tok(), nil)
+	}
+	return newHarness(t, nil)
 }
 
 // TestGolden renders every path in every scenario through the real Gin
@@ -57,7 +79,7 @@ var scenarios = map[string]func(h *harness){
 func TestGolden(t *testing.T) {
 	for name, fill := range scenarios {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, nil)
+			h := newScenarioHarness(t, name)
 			fill(h)
 			h.refresh()
 			for _, p := range allPaths {

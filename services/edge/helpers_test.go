@@ -59,9 +59,15 @@ type harness struct {
 
 type harnessOpt func(*config.Common, *Config, *Deps)
 
-// newHarness builds an edge on st (a fresh memory store when nil) with a
-// clock at t0.
+// newHarness builds an edge of edgetest.Token() on st (a fresh memory store
+// when nil) with a clock at t0.
 func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
+	t.Helper()
+	return newHarnessOf(t, edgetest.Token(), st, opts...)
+}
+
+// newHarnessOf is newHarness for another token file.
+func newHarnessOf(t testing.TB, token config.Token, st *store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
 	if st == nil {
 		st = store.New(store.NewMemory(), config.DemoMint)
@@ -77,7 +83,7 @@ func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 	for _, o := range opts {
 		o(&common, &cfg, &deps)
 	}
-	srv, err := New(common, edgetest.Token(), cfg, deps)
+	srv, err := New(common, token, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

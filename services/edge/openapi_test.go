@@ -72,7 +72,7 @@ func TestOpenAPIResponses(t *testing.T) {
 
 	for name, fill := range scenarios {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, nil)
+			h := newScenarioHarness(t, name)
 			fill(h)
 			h.refresh()
 			for _, p := range allPaths {

@@ -145,6 +145,7 @@ const (
 	codeDataUnavailable    = "data_unavailable"
 	codeHoldersUnavailable = "holders_unavailable"
 	codeNoMarket           = "no_market"
+	codeNotDisclosed       = "not_disclosed"
 	codeInternal           = "internal"
 )
 

@@ -10,7 +10,9 @@ import (
 )
 
 // Simulate runs only the simulator for the demo token (or TOKEN_MINT) and
-// prints the variables that point the services at it, until ctx is done.
+// prints the variables that point the services at it (with the demo
+// token's maximum supply, which a token named by its mint alone must
+// state), until ctx is done.
 // It lets the separate services (or a cluster) run against simulated
 // upstreams.
 func Simulate(ctx context.Context, c config.Common, out io.Writer) error {
@@ -28,8 +30,8 @@ func Simulate(ctx context.Context, c config.Common, out io.Writer) error {
 		return err
 	}
 	defer sim.Close()
-	_, _ = fmt.Fprintf(out, "TOKEN_MINT=%s\nSOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n",
-		mint, sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
+	_, _ = fmt.Fprintf(out, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\nSOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n",
+		mint, config.DemoMaxSupply, sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
 	<-ctx.Done()
 	return nil
 }

@@ -78,7 +78,7 @@ func Run(ctx context.Context, o Options) error {
 	if demo {
 		// The first line says it: nothing served here is real.
 		log.Warn("DEMO MODE: serving a simulated token from the built-in simulator; " +
-			"set TOKEN_CONFIG or TOKEN_MINT to serve a real token")
+			"set TOKEN_CONFIG (or TOKEN_MINT with TOKEN_MAX_SUPPLY) to serve a real token")
 		so := o.Sim
 		if so == (simulator.Options{}) {
 			so = DemoSim

@@ -157,6 +157,7 @@ func TestNewRejects(t *testing.T) {
 		}, "store serves"},
 		"no store":       {func(_ *config.Common, _ *config.Token, _ *Config, st **store.Store) { *st = nil }, "Store"},
 		"bad max supply": {func(_ *config.Common, tk *config.Token, _ *Config, _ **store.Store) { tk.MaxSupply = "1.5" }, "max_supply"},
+		"no max supply":  {func(_ *config.Common, tk *config.Token, _ *Config, _ **store.Store) { tk.MaxSupply = "" }, "max_supply: missing"},
 		"bad commitment": {func(_ *config.Common, _ *config.Token, c *Config, _ **store.Store) { c.Commitment = "max" }, "SUPPLY_COMMITMENT"},
 		"bad timing": {func(c *config.Common, _ *config.Token, _ *Config, _ **store.Store) {
 			c.Metadata = config.DomainTiming{Refresh: time.Hour, StaleAfter: time.Hour, TTL: time.Hour}
@@ -173,7 +174,7 @@ func TestNewRejects(t *testing.T) {
 		})
 	}
 	common, tok, cfg, st := good()
-	tok.MaxSupply = "" // a token built in code: the disclosed default
+	tok.MaxSupply = config.MaxSupplyNone // stated: the issuer discloses none
 	c, err := New(common, tok, cfg, deps(st))
 	if err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func testConfig() Config {
 
 // officialToken is the token file of a simulated token.
 func officialToken(mint string) config.Token {
-	return config.Token{Mint: mint, Name: "Demo Token", Symbol: "DEMO", MaxSupply: config.DefaultMaxSupply}
+	return config.Token{Mint: mint, Name: "Demo Token", Symbol: "DEMO", MaxSupply: "1000000000"}
 }
 
 // newFixture starts the simulator with tok and a collector of it.

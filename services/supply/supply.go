@@ -68,12 +68,15 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	if deps.Store.Mint() != token.Mint {
 		return nil, fmt.Errorf("supply: the store serves mint %s, the token is %s", deps.Store.Mint(), token.Mint)
 	}
-	if token.MaxSupply == "" {
-		token.MaxSupply = config.DefaultMaxSupply
-	}
-	maxWhole, err := amount.ToRaw(token.MaxSupply, 0)
-	if err != nil {
-		return nil, fmt.Errorf("max_supply: %q is not a whole number of tokens", token.MaxSupply)
+	// The maximum supply is the issuer's statement, never a default.
+	var maxWhole string
+	switch {
+	case token.MaxSupply == "":
+		return nil, errors.New("max_supply: missing: the token must state its maximum supply in whole tokens, or none")
+	case token.MaxSupplyDisclosed():
+		if maxWhole, err = token.MaxSupplyRaw(0); err != nil {
+			return nil, fmt.Errorf("max_supply: %q is not a whole number of tokens, nor none", token.MaxSupply)
+		}
 	}
 	pda, _, err := solana.FindTokenMetadataAddress(mint)
 	if err != nil {
@@ -197,10 +200,13 @@ func programName(owner string) (string, error) {
 // supplyDoc builds the supply document with its methodology and
 // disclosures.
 func (c *Collector) supplyDoc(total string, sup tokenSupply, programID, program string, m mintState) (contract.Supply, error) {
-	maxRaw, err := c.token.MaxSupplyRaw(m.Decimals)
-	if err != nil {
-		return contract.Supply{}, &collector.Error{Kind: contract.ErrKindConfig,
-			Message: fmt.Sprintf("max_supply %q cannot be expressed with %d decimals", c.token.MaxSupply, m.Decimals)}
+	var maxRaw string // empty: the issuer discloses no maximum supply
+	if c.maxWhole != "" {
+		var err error
+		if maxRaw, err = c.token.MaxSupplyRaw(m.Decimals); err != nil {
+			return contract.Supply{}, &collector.Error{Kind: contract.ErrKindConfig,
+				Message: fmt.Sprintf("max_supply %q cannot be expressed with %d decimals", c.token.MaxSupply, m.Decimals)}
+		}
 	}
 	doc := contract.Supply{
 		Decimals:        m.Decimals,
@@ -219,7 +225,7 @@ func (c *Collector) supplyDoc(total string, sup tokenSupply, programID, program 
 	warn := func(code, format string, a ...any) {
 		doc.Warnings = append(doc.Warnings, contract.Warning{Code: code, Message: fmt.Sprintf(format, a...)})
 	}
-	if amount.Compare(total, maxRaw) > 0 {
+	if maxRaw != "" && amount.Compare(total, maxRaw) > 0 {
 		warn(WarnTotalAboveMax, "The on-chain total supply %s is above the disclosed maximum supply %s.",
 			amount.MustFormat(total, m.Decimals), amount.MustFormat(c.maxWhole, 0))
 	}
@@ -250,17 +256,23 @@ func (c *Collector) supplyDoc(total string, sup tokenSupply, programID, program 
 // methodology explains each figure and states the disclosure rules of
 // the specification (§1).
 func (c *Collector) methodology() contract.Methodology {
-	maxText := groupThousands(c.maxWhole)
+	maxSupply := "The token's issuer discloses no maximum supply: none is published, and no fully diluted valuation is computed."
+	maxRule := "No maximum supply is disclosed."
+	if c.maxWhole != "" {
+		maxText := groupThousands(c.maxWhole)
+		maxSupply = "The disclosed maximum supply of " + maxText + " tokens, from the token's official configuration. " +
+			"The ledger enforces it only once the mint authority is disabled; the mint_authority_active warning says when it is not."
+		maxRule = "Disclosed maximum supply is " + maxText + " tokens."
+	}
 	return contract.Methodology{
 		TotalSupply: "The current on-chain minted supply, read from the Solana ledger with the getTokenSupply RPC method at " +
 			c.cfg.Commitment + " commitment: the mint's supply in base units, divided by 10^decimals, exactly (never through a floating-point number). Burned tokens are no longer part of it.",
 		CirculatingSupply: "Equal to the total supply: every minted token is counted as circulating, and no wallet balance is excluded.",
-		MaxSupply: "The disclosed maximum supply of " + maxText + " tokens, from the token's official configuration. " +
-			"The ledger enforces it only once the mint authority is disabled; the mint_authority_active warning says when it is not.",
+		MaxSupply:         maxSupply,
 		Rules: []string{
 			"All minted tokens are in circulation, so circulating supply equals current on-chain total minted supply.",
 			"No team, treasury, vesting, locked or burn wallet balance is excluded from circulating supply.",
-			"Disclosed maximum supply is " + maxText + " tokens.",
+			maxRule,
 		},
 	}
 }

@@ -187,6 +187,29 @@ func TestMintAuthorityDisclosure(t *testing.T) {
 	}
 }
 
+// TestMaxSupplyNotDisclosed: a token whose issuer discloses no maximum
+// supply gets none in its document (not a default), no total_above_max
+// warning however large the supply, and a methodology that says so.
+func TestMaxSupplyNotDisclosed(t *testing.T) {
+	tok := u64Max()
+	official := officialToken(tok.Mint)
+	official.MaxSupply = config.MaxSupplyNone
+	f := newFixture(t, tok, fixtureOpts{token: &official})
+	f.mustRun(t, contract.DomainSupply)
+	env, doc := f.supplyDoc(t)
+	if doc.MaxRaw != "" {
+		t.Errorf("max_raw %q, want none", doc.MaxRaw)
+	}
+	if slices.Contains(codes(doc.Warnings), WarnTotalAboveMax) {
+		t.Errorf("warnings %v: no maximum, so nothing to be above", codes(doc.Warnings))
+	}
+	if !strings.Contains(doc.Methodology.MaxSupply, "discloses no maximum supply") ||
+		doc.Methodology.Rules[2] != "No maximum supply is disclosed." {
+		t.Errorf("methodology %+v", doc.Methodology)
+	}
+	golden.Check(t, "supply_max_not_disclosed", normalized(t, env.Envelope), *update)
+}
+
 func TestDecimalsMismatch(t *testing.T) {
 	tok := classic9()
 	six := uint8(6)
@@ -287,7 +310,7 @@ func TestMetadataDocuments(t *testing.T) {
 func TestMetadataWithoutOfficialIdentity(t *testing.T) {
 	tok := classic9()
 	tok.Name = "Whatever"
-	bare, err := config.TokenFromMint(tok.Mint)
+	bare, err := config.TokenFromMint(tok.Mint, "1000000000")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type Common struct {
 	TokenConfig string `env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`
 	// TokenMint overrides the file's mint.
 	TokenMint string `env:"TOKEN_MINT" empty:"unset it for the token file's mint (or demo mode in standalone), or give the mint"`
+	// TokenMaxSupply overrides the file's max_supply (whole tokens, or
+	// none); required with TOKEN_MINT alone.
+	TokenMaxSupply string `env:"TOKEN_MAX_SUPPLY"`
 	// SolanaRPCURL is the ledger RPC (secret).
 	SolanaRPCURL Secret `env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
 	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
@@ -97,6 +100,7 @@ type DomainTiming struct {
 func (c Common) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("token_config", c.TokenConfig), slog.String("token_mint", c.TokenMint),
+		slog.String("token_max_supply", c.TokenMaxSupply),
 		slog.Any("solana_rpc_url", c.SolanaRPCURL), slog.Any("holders_rpc_url", c.HoldersRPC()),
 		slog.String("holders_method", c.HoldersMethod),
 		slog.String("dexscreener_url", c.DexScreenerURL), slog.String("geckoterminal_url", c.GeckoTerminalURL),

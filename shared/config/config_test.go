@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
 	"os"
@@ -110,6 +111,7 @@ mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR
 name: Demo Token
 symbol: DEMO
 decimals: 6
+max_supply: "1000000000"
 description: A token.
 logo: https://example.com/logo.png
 public_base_url: https://api.example.com
@@ -126,7 +128,7 @@ func TestParseToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.MaxSupply != DefaultMaxSupply || *tok.Decimals != 6 || !tok.IsOfficialPair("45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna") {
+	if tok.MaxSupply != "1000000000" || !tok.MaxSupplyDisclosed() || *tok.Decimals != 6 || !tok.IsOfficialPair("45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna") {
 		t.Errorf("token = %+v", tok)
 	}
 	raw, err := tok.MaxSupplyRaw(6)
@@ -141,6 +143,8 @@ func TestParseTokenRejects(t *testing.T) {
 		{"bad mint", "mint: notbase58!\n", "mint"},
 		{"bad max", "max_supply: 1e9\n", "max_supply"},
 		{"fraction max", "max_supply: \"1.5\"\n", "max_supply"},
+		{"zero max", "max_supply: 0\n", "max_supply"},
+		{"missing max", "", "max_supply: missing"},
 		{"bad link", "links: [{kind: web, url: \"javascript:alert(1)\"}]\n", "links[0].url"},
 		{"bad exchange type", "exchanges: [{name: X, type: otc}]\n", "exchanges[0].type"},
 		{"bad pair", "official_pairs: [{address: abc}]\n", "official_pairs[0].address"},
@@ -153,6 +157,9 @@ func TestParseTokenRejects(t *testing.T) {
 			doc := "mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR\nname: X\nsymbol: X\n"
 			if strings.HasPrefix(tt.edit, "mint:") {
 				doc = "name: X\nsymbol: X\n"
+			}
+			if tt.edit != "" && !strings.HasPrefix(tt.edit, "max_supply:") {
+				doc += "max_supply: \"1000000000\"\n"
 			}
 			_, err := ParseToken(strings.NewReader(doc + tt.edit))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -174,9 +181,9 @@ func TestResolveToken(t *testing.T) {
 	if err != nil || demo || tok.Mint != other || tok.Symbol != "DEMO" {
 		t.Errorf("file + override: %+v %v %v", tok, demo, err)
 	}
-	tok, demo, err = ResolveToken(Common{TokenMint: other}, false)
-	if err != nil || demo || tok.Mint != other || tok.MaxSupply != DefaultMaxSupply {
-		t.Errorf("mint only: %+v %v %v", tok, demo, err)
+	tok, demo, err = ResolveToken(Common{TokenMint: other, TokenMaxSupply: "21000000"}, false)
+	if err != nil || demo || tok.Mint != other || tok.MaxSupply != "21000000" {
+		t.Errorf("mint and max supply: %+v %v %v", tok, demo, err)
 	}
 	tok, demo, err = ResolveToken(Common{}, true)
 	if err != nil || !demo || tok.Mint != DemoMint {
@@ -291,5 +298,81 @@ func TestSecretsOf(t *testing.T) {
 	}
 	if got := SecretsOf(nested{Ptr: &c}); len(got) != 2 {
 		t.Errorf("nested SecretsOf = %v", got)
+	}
+}
+
+// TestMaxSupplyNeverGuessed: live mode requires the maximum supply to be
+// stated, as a number or as none; nothing fills it in.
+func TestMaxSupplyNeverGuessed(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, maxLine string) string {
+		p := filepath.Join(dir, name)
+		body := "mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR\nname: X\nsymbol: X\n" + maxLine
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noMax := file("nomax.yaml", "")
+	other := "45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna"
+
+	refused := []struct {
+		name string
+		c    Common
+		want []string
+	}{
+		{"file without max_supply", Common{TokenConfig: noMax},
+			[]string{"max_supply: missing", `max_supply: "1000000000"`, "max_supply: none"}},
+		{"TOKEN_MINT alone", Common{TokenMint: other},
+			[]string{"TOKEN_MAX_SUPPLY", "TOKEN_MAX_SUPPLY=1000000000", "TOKEN_MAX_SUPPLY=none", "TOKEN_CONFIG"}},
+		{"file and mint override without max_supply", Common{TokenConfig: noMax, TokenMint: other}, []string{"max_supply: missing"}},
+		{"bad TOKEN_MAX_SUPPLY", Common{TokenMint: other, TokenMaxSupply: "1e9"}, []string{"TOKEN_MAX_SUPPLY"}},
+		{"zero TOKEN_MAX_SUPPLY", Common{TokenMint: other, TokenMaxSupply: "0"}, []string{"TOKEN_MAX_SUPPLY"}},
+		{"TOKEN_MAX_SUPPLY without a token", Common{TokenMaxSupply: "1000"}, []string{"TOKEN_MAX_SUPPLY"}},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			tok, _, err := ResolveToken(tt.c, true)
+			if err == nil {
+				t.Fatalf("accepted: %+v", tok)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+
+	accepted := []struct {
+		name      string
+		c         Common
+		max       string
+		disclosed bool
+	}{
+		{"file with none", Common{TokenConfig: file("none.yaml", "max_supply: none\n")}, MaxSupplyNone, false},
+		{"file with None", Common{TokenConfig: file("None.yaml", "max_supply: None\n")}, MaxSupplyNone, false},
+		{"file with a number", Common{TokenConfig: file("num.yaml", "max_supply: 21000000\n")}, "21000000", true},
+		{"file without max_supply, TOKEN_MAX_SUPPLY", Common{TokenConfig: noMax, TokenMaxSupply: "5"}, "5", true},
+		{"TOKEN_MINT and TOKEN_MAX_SUPPLY=NONE", Common{TokenMint: other, TokenMaxSupply: "NONE"}, MaxSupplyNone, false},
+	}
+	for _, tt := range accepted {
+		t.Run(tt.name, func(t *testing.T) {
+			tok, demo, err := ResolveToken(tt.c, true)
+			if err != nil || demo {
+				t.Fatalf("ResolveToken: %v (demo %v)", err, demo)
+			}
+			if tok.MaxSupply != tt.max || tok.MaxSupplyDisclosed() != tt.disclosed {
+				t.Errorf("max_supply %q disclosed %v, want %q %v", tok.MaxSupply, tok.MaxSupplyDisclosed(), tt.max, tt.disclosed)
+			}
+			if _, err := tok.MaxSupplyRaw(6); tt.disclosed != (err == nil) || (!tt.disclosed && !errors.Is(err, ErrMaxSupplyNotDisclosed)) {
+				t.Errorf("MaxSupplyRaw: %v", err)
+			}
+		})
+	}
+
+	// Demo mode states its maximum supply; it is not a default.
+	if tok, demo, err := ResolveToken(Common{}, true); err != nil || !demo || tok.MaxSupply != DemoMaxSupply || !tok.MaxSupplyDisclosed() {
+		t.Errorf("demo: %+v %v %v", tok, demo, err)
 	}
 }

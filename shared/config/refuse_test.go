@@ -100,7 +100,7 @@ func TestTokenFileOverTheLimitIsRefused(t *testing.T) {
 	if err := os.WriteFile(path, []byte(padded), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadToken(path, "")
+	_, err := LoadToken(path, "", "")
 	if err == nil || !strings.Contains(err.Error(), "TOKEN_CONFIG") || !strings.Contains(err.Error(), "1 MiB") {
 		t.Errorf("LoadToken of a %d-byte file = %v, want a refusal naming TOKEN_CONFIG and the limit", len(padded), err)
 	}
@@ -108,7 +108,7 @@ func TestTokenFileOverTheLimitIsRefused(t *testing.T) {
 	if err := os.WriteFile(path, []byte(exact), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadToken(path, ""); err != nil {
+	if _, err := LoadToken(path, "", ""); err != nil {
 		t.Errorf("a file of exactly %d bytes: %v", len(exact), err)
 	}
 }

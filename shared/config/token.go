@@ -15,8 +15,13 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// DefaultMaxSupply is the disclosed maximum supply (specification §1).
-const DefaultMaxSupply = "1000000000"
+// MaxSupplyNone is the max_supply of a token whose issuer discloses no
+// maximum supply (written in any case in the file or TOKEN_MAX_SUPPLY).
+// Then no maximum supply and no fully diluted valuation are published.
+const MaxSupplyNone = "none"
+
+// ErrMaxSupplyNotDisclosed is MaxSupplyRaw's error for such a token.
+var ErrMaxSupplyNotDisclosed = errors.New("the token's issuer discloses no maximum supply")
 
 // Token is the token file: the official identity of the token, what only
 // its team can state, from which the static endpoints are rendered.
@@ -29,7 +34,8 @@ type Token struct {
 	// Decimals, when set, is what the ledger must report; a difference is
 	// disclosed as a warning. Nil: take the ledger's.
 	Decimals *uint8 `yaml:"decimals" json:"decimals"`
-	// MaxSupply is the disclosed maximum supply in whole tokens.
+	// MaxSupply is the disclosed maximum supply in whole tokens, or
+	// MaxSupplyNone. Required: it is never guessed.
 	MaxSupply string `yaml:"max_supply" json:"max_supply"`
 	// Description is one paragraph about the token.
 	Description string `yaml:"description" json:"description"`
@@ -76,28 +82,49 @@ type Exchange struct {
 	Official bool   `yaml:"official" json:"official"`
 }
 
-// LoadToken reads and validates the token file at path, then applies the
-// TOKEN_MINT override (mintOverride, may be empty).
-func LoadToken(path, mintOverride string) (Token, error) {
+// LoadToken reads the token file at path, applies the TOKEN_MINT and
+// TOKEN_MAX_SUPPLY overrides (mintOverride, maxOverride: empty for none)
+// and validates the result.
+func LoadToken(path, mintOverride, maxOverride string) (Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Token{}, fmt.Errorf("TOKEN_CONFIG: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	t, err := ParseToken(f)
+	t, err := decodeToken(f)
 	if err != nil {
 		return Token{}, fmt.Errorf("TOKEN_CONFIG %s: %w", path, err)
 	}
-	return applyMint(t, mintOverride)
+	if t, err = applyOverrides(t, mintOverride, maxOverride); err != nil {
+		return Token{}, err
+	}
+	if err := t.Validate(); err != nil {
+		return Token{}, fmt.Errorf("TOKEN_CONFIG %s: %w", path, err)
+	}
+	return t, nil
 }
 
-// TokenFromMint builds a token with only a mint (TOKEN_MINT without a
-// token file): identity fields come from the ledger's metadata.
-func TokenFromMint(mint string) (Token, error) {
-	return applyMint(Token{MaxSupply: DefaultMaxSupply}, mint)
+// TokenFromMint builds a token with only a mint and a maximum supply
+// (TOKEN_MINT and TOKEN_MAX_SUPPLY without a token file): identity fields
+// come from the ledger's metadata. The maximum supply is required: only
+// the issuer can state it.
+func TokenFromMint(mint, maxSupply string) (Token, error) {
+	if maxSupply == "" {
+		return Token{}, errors.New("TOKEN_MAX_SUPPLY: required when the token is named by TOKEN_MINT alone: " +
+			"set the maximum supply in whole tokens (TOKEN_MAX_SUPPLY=1000000000), or TOKEN_MAX_SUPPLY=none when the issuer " +
+			"discloses none; or use a token file (TOKEN_CONFIG) with max_supply")
+	}
+	t, err := applyOverrides(Token{}, mint, maxSupply)
+	if err != nil {
+		return Token{}, err
+	}
+	return t, t.Validate()
 }
 
-func applyMint(t Token, mint string) (Token, error) {
+// applyOverrides sets the mint and the maximum supply from the
+// environment over the token file's, each checked and named by its
+// variable.
+func applyOverrides(t Token, mint, maxSupply string) (Token, error) {
 	if mint != "" {
 		if err := CheckAddress(mint); err != nil {
 			return Token{}, fmt.Errorf("TOKEN_MINT: %w", err)
@@ -106,6 +133,12 @@ func applyMint(t Token, mint string) (Token, error) {
 	}
 	if t.Mint == "" {
 		return Token{}, errors.New("mint: missing (set it in the token file or TOKEN_MINT)")
+	}
+	if maxSupply != "" {
+		if err := checkMaxSupply(maxSupply); err != nil {
+			return Token{}, fmt.Errorf("TOKEN_MAX_SUPPLY: %w", err)
+		}
+		t.MaxSupply = normalizeMaxSupply(maxSupply)
 	}
 	return t, nil
 }
@@ -117,6 +150,15 @@ const MaxTokenFileBytes = 1 << 20
 // ParseToken decodes a token file strictly: unknown keys are errors, so a
 // typo cannot silently drop a field.
 func ParseToken(r io.Reader) (Token, error) {
+	t, err := decodeToken(r)
+	if err != nil {
+		return Token{}, err
+	}
+	return t, t.Validate()
+}
+
+// decodeToken decodes a token file strictly, without validating it.
+func decodeToken(r io.Reader) (Token, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxTokenFileBytes+1))
 	if err != nil {
 		return Token{}, err
@@ -130,10 +172,31 @@ func ParseToken(r io.Reader) (Token, error) {
 	if err := dec.Decode(&t); err != nil {
 		return Token{}, fmt.Errorf("invalid YAML: %w", err)
 	}
-	if t.MaxSupply == "" {
-		t.MaxSupply = DefaultMaxSupply
+	t.MaxSupply = normalizeMaxSupply(t.MaxSupply)
+	return t, nil
+}
+
+// normalizeMaxSupply spells "none" in any case as MaxSupplyNone.
+func normalizeMaxSupply(s string) string {
+	if strings.EqualFold(s, MaxSupplyNone) {
+		return MaxSupplyNone
 	}
-	return t, t.Validate()
+	return s
+}
+
+// checkMaxSupply accepts a positive whole number of tokens or "none".
+func checkMaxSupply(s string) error {
+	if strings.EqualFold(s, MaxSupplyNone) {
+		return nil
+	}
+	raw, err := amount.ToRaw(s, 0)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number of tokens, nor none", s)
+	}
+	if raw == "0" {
+		return errors.New("0 is not a maximum supply; write none when the issuer discloses none")
+	}
+	return nil
 }
 
 // Validate checks every field and names the ones at fault.
@@ -147,8 +210,11 @@ func (t Token) Validate() error {
 			bad("mint", "%v", err)
 		}
 	}
-	if _, err := amount.ToRaw(t.MaxSupply, 0); err != nil {
-		bad("max_supply", "%q is not a whole number of tokens", t.MaxSupply)
+	if t.MaxSupply == "" {
+		bad("max_supply", `missing: state the maximum supply in whole tokens (max_supply: "1000000000"), `+
+			"or max_supply: none when the issuer discloses none (TOKEN_MAX_SUPPLY sets it too); it is never guessed")
+	} else if err := checkMaxSupply(t.MaxSupply); err != nil {
+		bad("max_supply", "%v", err)
 	}
 	if len(t.Symbol) > 16 || strings.ContainsAny(t.Symbol, " \t\n") {
 		bad("symbol", "%q must be at most 16 characters without spaces", t.Symbol)
@@ -214,8 +280,18 @@ func (t Token) IsOfficialPair(address string) bool {
 	return false
 }
 
-// MaxSupplyRaw is the maximum supply in base units at decimals.
+// MaxSupplyDisclosed reports whether the token file states a maximum
+// supply (rather than none).
+func (t Token) MaxSupplyDisclosed() bool {
+	return !strings.EqualFold(t.MaxSupply, MaxSupplyNone)
+}
+
+// MaxSupplyRaw is the maximum supply in base units at decimals;
+// ErrMaxSupplyNotDisclosed when the token states none.
 func (t Token) MaxSupplyRaw(decimals uint8) (string, error) {
+	if !t.MaxSupplyDisclosed() {
+		return "", ErrMaxSupplyNotDisclosed
+	}
 	return amount.ToRaw(t.MaxSupply, decimals)
 }
 
@@ -232,17 +308,20 @@ func CheckAddress(s string) error {
 }
 
 // ResolveToken picks the token to serve: the token file (with TOKEN_MINT
-// as an override), else TOKEN_MINT alone, else the demo token when
-// allowDemo (standalone only: the simulator lives there). demo reports the
-// last case.
+// and TOKEN_MAX_SUPPLY as overrides), else TOKEN_MINT with
+// TOKEN_MAX_SUPPLY, else the demo token when allowDemo (standalone only:
+// the simulator lives there). demo reports the last case.
 func ResolveToken(c Common, allowDemo bool) (t Token, demo bool, err error) {
 	switch {
 	case c.TokenConfig != "":
-		t, err = LoadToken(c.TokenConfig, c.TokenMint)
+		t, err = LoadToken(c.TokenConfig, c.TokenMint, c.TokenMaxSupply)
 		return t, false, err
 	case c.TokenMint != "":
-		t, err = TokenFromMint(c.TokenMint)
+		t, err = TokenFromMint(c.TokenMint, c.TokenMaxSupply)
 		return t, false, err
+	case c.TokenMaxSupply != "":
+		return Token{}, false, errors.New("TOKEN_MAX_SUPPLY: set without TOKEN_CONFIG or TOKEN_MINT; " +
+			"it states the maximum supply of a configured token")
 	case allowDemo:
 		return DemoToken(), true, nil
 	}

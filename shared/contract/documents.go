@@ -34,7 +34,8 @@ type Supply struct {
 	TotalRaw string `json:"total_raw"`
 	// CirculatingRaw equals TotalRaw: every minted token circulates.
 	CirculatingRaw string `json:"circulating_raw"`
-	// MaxRaw is the disclosed maximum supply in base units (from config).
+	// MaxRaw is the disclosed maximum supply in base units (from config);
+	// empty when the token's issuer discloses none.
 	MaxRaw string `json:"max_raw"`
 	// TokenProgram is ProgramToken or ProgramToken2022.
 	TokenProgram string `json:"token_program"`

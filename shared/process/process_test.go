@@ -19,6 +19,7 @@ func TestSetupNamesWhatIsMissing(t *testing.T) {
 		t.Errorf("without a token: %v", err)
 	}
 	t.Setenv("TOKEN_MINT", config.DemoMint)
+	t.Setenv("TOKEN_MAX_SUPPLY", config.DemoMaxSupply)
 	if _, err := Setup("market", io.Discard); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 		t.Errorf("without Redis: %v", err)
 	}
@@ -31,6 +32,7 @@ func TestSetupNamesWhatIsMissing(t *testing.T) {
 func TestSetupAndServe(t *testing.T) {
 	srv := redistest.Start(t)
 	t.Setenv("TOKEN_MINT", config.DemoMint)
+	t.Setenv("TOKEN_MAX_SUPPLY", config.DemoMaxSupply)
 	t.Setenv("REDIS_URL", srv.URL())
 	t.Setenv("DRAIN_DELAY", "300ms")
 	p, err := Setup("market", io.Discard)

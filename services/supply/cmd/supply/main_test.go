@@ -51,6 +51,7 @@ func TestRun(t *testing.T) {
 	rs := redistest.Start(t)
 	ops := freeAddr(t)
 	t.Setenv("TOKEN_MINT", mint)
+	t.Setenv("TOKEN_MAX_SUPPLY", "1000000000")
 	t.Setenv("SOLANA_RPC_URL", url+"/?api-key=SECRET")
 	t.Setenv("REDIS_URL", rs.URL())
 	t.Setenv("OPS_ADDR", ops)
@@ -108,9 +109,11 @@ func TestRunRejectsConfig(t *testing.T) {
 		"REDIS_URL":         {"REDIS_URL", ""},
 		"SUPPLY_COMMITMENT": {"SUPPLY_COMMITMENT", "latest"},
 		"TOKEN_MINT":        {"TOKEN_MINT", "not-a-mint"},
+		"TOKEN_MAX_SUPPLY":  {"TOKEN_MAX_SUPPLY", ""}, // a mint alone does not say it
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("TOKEN_MINT", "Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR")
+			t.Setenv("TOKEN_MAX_SUPPLY", "1000000000")
 			t.Setenv("REDIS_URL", "redis://127.0.0.1:1")
 			t.Setenv(env[0], env[1])
 			err := run(context.Background(), io.Discard)
