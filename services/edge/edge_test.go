@@ -57,6 +57,11 @@ var scenarios = map[string]func(h *harness){
 		h.writeAll()
 		h.write(contract.DomainSupply, edgetest.SupplyMaxNotDisclosed(), 30e9)
 	},
+	// minted past the configured maximum supply: status degraded
+	"total-above-max": func(h *harness) {
+		h.writeAll()
+		h.write(contract.DomainSupply, edgetest.SupplyAboveMax(), 30e9)
+	},
 }
 
 // scenarioTokens are the token files of the scenarios that do not serve

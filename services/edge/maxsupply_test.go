@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -53,6 +54,58 @@ func TestMaxSupplyNotDisclosed(t *testing.T) {
 	}
 	if st := h.statusBody(); st.Status != statusOK {
 		t.Errorf("status %s %v: a maximum supply not disclosed is not a problem", st.Status, st.Problems)
+	}
+}
+
+// TestTotalAboveMaxDegrades: a configured maximum below the on-chain total
+// makes /api/status degraded, with total_above_max named in the supply
+// check and in the problems; whether the supply document carries the
+// warning, or only the edge's own token file is below the total.
+func TestTotalAboveMaxDegrades(t *testing.T) {
+	above := edgetest.Supply() // 999,999,999.123456 tokens
+	above.Warnings = append(above.Warnings, contract.Warning{Code: contract.WarnTotalAboveMax,
+		Message: "The on-chain total supply 999999999.123456 is above the disclosed maximum supply 999999999."})
+	lowMax := edgetest.Token()
+	lowMax.MaxSupply = "999999999"
+
+	cases := []struct {
+		name   string
+		token  config.Token
+		supply contract.Supply
+	}{
+		{"warning in the document", lowMax, above},
+		{"edge's token file below the total", lowMax, edgetest.Supply()},
+		{"collector's token file below the total", edgetest.Token(), above},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessOf(t, tc.token, nil)
+			h.writeAll()
+			h.write(contract.DomainSupply, tc.supply, 30e9)
+			h.refresh()
+			st := h.statusBody()
+			if st.Status != statusDegraded {
+				t.Errorf("status %s, want degraded", st.Status)
+			}
+			ws := st.Checks.Domains[string(contract.DomainSupply)].Warnings
+			if len(ws) != 1 || ws[0].Code != contract.WarnTotalAboveMax || !strings.Contains(ws[0].Message, "999999999.123456") {
+				t.Errorf("supply check warnings %+v", ws)
+			}
+			if len(st.Problems) != 1 || !strings.HasPrefix(st.Problems[0], "supply: total_above_max: ") {
+				t.Errorf("problems %q", st.Problems)
+			}
+		})
+	}
+
+	// At or below the maximum: no warning, status ok, and the field absent.
+	h := newHarness(t, nil)
+	h.writeAll()
+	h.refresh()
+	if st := h.statusBody(); st.Status != statusOK || st.Checks.Domains[string(contract.DomainSupply)].Warnings != nil {
+		t.Errorf("below the maximum: %s %+v", st.Status, st.Checks.Domains[string(contract.DomainSupply)])
+	}
+	if body := h.do(http.MethodGet, PathStatus).Body.String(); strings.Contains(body, `"warnings"`) {
+		t.Errorf("status names warnings: %s", body)
 	}
 }
 

@@ -1,11 +1,13 @@
 package edge
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -55,6 +57,9 @@ type domainCheck struct {
 	Stale             bool    `json:"stale"`
 	ExpiresAt         *string `json:"expires_at"`
 	Rejected          *string `json:"rejected"`
+	// Warnings are the document's warnings that make the service
+	// degraded (total_above_max); absent when there are none.
+	Warnings []contract.Warning `json:"warnings,omitempty"`
 }
 
 type collectorCheck struct {
@@ -154,6 +159,12 @@ func (s *Server) statusReport() statusBody {
 			dc.Rejected = ptr(s.redact(why))
 			problem(string(d) + ": the stored document was refused")
 		}
+		if d == contract.DomainSupply {
+			dc.Warnings = s.degradingSupplyWarnings(st.supply())
+			for _, w := range dc.Warnings {
+				problem(string(d) + ": " + w.Code + ": " + w.Message)
+			}
+		}
 		b.Checks.Domains[string(d)] = dc
 	}
 
@@ -195,6 +206,33 @@ func (s *Server) statusReport() statusBody {
 		b.Status = statusOK
 	}
 	return b
+}
+
+// degradingSupplyWarnings are the warnings of the supply document that
+// make the service degraded: an on-chain total above the configured
+// maximum supply means one of the two published figures is wrong. The
+// edge also compares the figures it publishes itself (its token file's
+// maximum, the collected total), so that a collector reading another
+// version of the token file cannot hide it.
+func (s *Server) degradingSupplyWarnings(sp *contract.Supply) []contract.Warning {
+	if sp == nil {
+		return nil
+	}
+	for _, w := range sp.Warnings {
+		if w.Code == contract.WarnTotalAboveMax {
+			return []contract.Warning{{Code: w.Code, Message: s.redact(w.Message)}}
+		}
+	}
+	maxRaw, err := s.token.MaxSupplyRaw(sp.Decimals)
+	if err != nil || amount.Compare(sp.TotalRaw, maxRaw) <= 0 {
+		return nil
+	}
+	total, err := amount.Format(sp.TotalRaw, sp.Decimals)
+	if err != nil {
+		return nil
+	}
+	return []contract.Warning{{Code: contract.WarnTotalAboveMax, Message: fmt.Sprintf(
+		"The on-chain total supply %s is above the disclosed maximum supply %s.", total, s.token.MaxSupply)}}
 }
 
 func (s *Server) runCheck(run contract.Run) runCheck {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -28,7 +29,7 @@ import (
 
 // Warning codes of the supply and metadata documents.
 const (
-	WarnTotalAboveMax         = "total_above_max"
+	WarnTotalAboveMax         = contract.WarnTotalAboveMax
 	WarnMintAuthorityActive   = "mint_authority_active"
 	WarnFreezeAuthorityActive = "freeze_authority_active"
 	WarnDecimalsMismatch      = "decimals_mismatch"
@@ -49,6 +50,12 @@ type Collector struct {
 	maxWhole string
 	ledger   *ledger
 	runner   *collector.Runner
+	log      *slog.Logger
+
+	// aboveMax is whether the last supply poll found the total above the
+	// maximum supply: the log says so once per change, not every poll.
+	mu       sync.Mutex
+	aboveMax bool
 }
 
 // New builds the collector of token from the common configuration (the
@@ -94,7 +101,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	}
 	log = log.With("collector", contract.CollectorSupply)
 	c := &Collector{
-		token: token, cfg: cfg, mint: mint, metaPDA: pda, maxWhole: maxWhole,
+		token: token, cfg: cfg, mint: mint, metaPDA: pda, maxWhole: maxWhole, log: log,
 		ledger: newLedger(common.SolanaRPCURL, deps.HTTPClient, cfg, deps.Metrics, log),
 	}
 	c.runner = &collector.Runner{
@@ -181,6 +188,7 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 	if err != nil {
 		return collector.Result{}, err
 	}
+	c.logAboveMax(doc)
 	return collector.Result{Doc: doc, Source: contract.Source{
 		Name: contract.UpstreamSolanaRPC, Method: methodGetTokenSupply, Commitment: c.cfg.Commitment, Slot: sup.Slot,
 	}}, nil
@@ -251,6 +259,31 @@ func (c *Collector) supplyDoc(total string, sup tokenSupply, programID, program 
 		warn(WarnTransferFee, "The mint has a Token-2022 transfer fee: transfers withhold part of the amount.")
 	}
 	return doc, nil
+}
+
+// logAboveMax logs, once per change rather than every poll, that the
+// on-chain total went above the configured maximum supply (at WARN: a
+// published figure is wrong) or came back within it.
+func (c *Collector) logAboveMax(doc contract.Supply) {
+	var w *contract.Warning
+	for i := range doc.Warnings {
+		if doc.Warnings[i].Code == WarnTotalAboveMax {
+			w = &doc.Warnings[i]
+		}
+	}
+	c.mu.Lock()
+	changed := (w != nil) != c.aboveMax
+	c.aboveMax = w != nil
+	c.mu.Unlock()
+	switch {
+	case !changed:
+	case w != nil:
+		c.log.Warn("the on-chain total supply is above the configured maximum supply; check max_supply in the token file",
+			"warning", WarnTotalAboveMax, "message", w.Message, "total_raw", doc.TotalRaw, "max_raw", doc.MaxRaw)
+	default:
+		c.log.Info("the on-chain total supply is within the configured maximum supply again",
+			"total_raw", doc.TotalRaw, "max_raw", doc.MaxRaw)
+	}
 }
 
 // methodology explains each figure and states the disclosure rules of

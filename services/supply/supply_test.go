@@ -210,6 +210,60 @@ func TestMaxSupplyNotDisclosed(t *testing.T) {
 	golden.Check(t, "supply_max_not_disclosed", normalized(t, env.Envelope), *update)
 }
 
+// TestTotalAboveMaxLoggedOncePerChange: a configured maximum below the
+// on-chain total is a warning in the document at every poll, and one WARN
+// line when it appears (not one per poll); coming back within it is
+// logged once at INFO.
+func TestTotalAboveMaxLoggedOncePerChange(t *testing.T) {
+	tok := classic9() // 999,999,999.123456789 tokens
+	official := officialToken(tok.Mint)
+	official.MaxSupply = "999999999"
+	f := newFixture(t, tok, fixtureOpts{token: &official})
+	count := func(level, msg string) int {
+		n := 0
+		for _, line := range strings.Split(f.logs.String(), "\n") {
+			if strings.Contains(line, `"level":"`+level+`"`) && strings.Contains(line, msg) {
+				n++
+			}
+		}
+		return n
+	}
+	const above, within = "above the configured maximum supply", "within the configured maximum supply again"
+	for range 3 {
+		f.sim.BumpSlot(1)
+		f.mustRun(t, contract.DomainSupply)
+		if _, doc := f.supplyDoc(t); !slices.Contains(codes(doc.Warnings), WarnTotalAboveMax) {
+			t.Fatalf("warnings %v, want %s", codes(doc.Warnings), WarnTotalAboveMax)
+		}
+	}
+	if n := count("WARN", above); n != 1 || !strings.Contains(f.logs.String(), `"warning":"total_above_max"`) {
+		t.Errorf("%d WARN lines for three polls above the maximum, want 1:\n%s", n, f.logs.String())
+	}
+
+	if err := f.sim.SetSupply(tok.Mint, 999_999_999_000_000_000); err != nil { // burned down to the maximum
+		t.Fatal(err)
+	}
+	for range 2 {
+		f.sim.BumpSlot(1)
+		f.mustRun(t, contract.DomainSupply)
+	}
+	if _, doc := f.supplyDoc(t); slices.Contains(codes(doc.Warnings), WarnTotalAboveMax) {
+		t.Errorf("warnings %v at the maximum", codes(doc.Warnings))
+	}
+	if count("INFO", within) != 1 || count("WARN", above) != 1 {
+		t.Errorf("after the burn: %d INFO, %d WARN lines:\n%s", count("INFO", within), count("WARN", above), f.logs.String())
+	}
+
+	if err := f.sim.SetSupply(tok.Mint, 999_999_999_000_000_001); err != nil {
+		t.Fatal(err)
+	}
+	f.sim.BumpSlot(1)
+	f.mustRun(t, contract.DomainSupply)
+	if n := count("WARN", above); n != 2 {
+		t.Errorf("%d WARN lines after going above again, want 2", n)
+	}
+}
+
 func TestDecimalsMismatch(t *testing.T) {
 	tok := classic9()
 	six := uint8(6)

@@ -56,6 +56,11 @@ type Supply struct {
 	Warnings []Warning `json:"warnings"`
 }
 
+// WarnTotalAboveMax is the supply warning of an on-chain total above the
+// configured maximum supply: one of the two published figures is wrong,
+// so the service is degraded while it lasts.
+const WarnTotalAboveMax = "total_above_max"
+
 // Methodology explains the supply figures in plain words.
 type Methodology struct {
 	TotalSupply       string   `json:"total_supply"`
