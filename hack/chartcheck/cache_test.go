@@ -330,7 +330,7 @@ func startStandalone(t *testing.T) *process {
 	}
 	httpAddr, opsAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin)
-	cmd.Env = append(withoutEnv(os.Environ(), "TOKEN_CONFIG", "TOKEN_MINT", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL", "EDGE_CACHE_CONTROL_MARKET"),
+	cmd.Env = append(withoutEnv(os.Environ(), "TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL", "EDGE_CACHE_CONTROL_MARKET"),
 		"HTTP_ADDR="+httpAddr, "OPS_ADDR="+opsAddr, "DRAIN_DELAY=0s", "LOG_LEVEL=warn",
 		// Shorter market windows, so the test waits seconds rather than
 		// the contract's 30 s for an entry to expire; the test reads the

@@ -340,7 +340,7 @@ func TestMonitoringLive(t *testing.T) {
 	sim := simulate(t, bin)
 	refusing := refusingRPC(t, sim["SOLANA_RPC_URL"], "getProgramAccounts")
 	faulty := runStandalone(t, bin, "holders refused", []string{
-		"TOKEN_MINT=" + sim["TOKEN_MINT"], "SOLANA_RPC_URL=" + refusing,
+		"TOKEN_MINT=" + sim["TOKEN_MINT"], "TOKEN_MAX_SUPPLY=" + sim["TOKEN_MAX_SUPPLY"], "SOLANA_RPC_URL=" + refusing,
 		"DEXSCREENER_URL=" + sim["DEXSCREENER_URL"], "GECKOTERMINAL_URL=" + sim["GECKOTERMINAL_URL"],
 		"HOLDERS_REFRESH=2s",
 	})
@@ -478,7 +478,7 @@ func buildStandalone(t *testing.T) string {
 }
 
 // standaloneEnv are the variables the live test sets itself.
-var standaloneEnv = []string{"TOKEN_CONFIG", "TOKEN_MINT", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL",
+var standaloneEnv = []string{"TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL",
 	"SOLANA_RPC_URL", "HOLDERS_RPC_URL", "HOLDERS_METHOD", "DEXSCREENER_URL", "GECKOTERMINAL_URL",
 	"SUPPLY_REFRESH", "MARKET_REFRESH", "HOLDERS_REFRESH", "METADATA_REFRESH"}
 

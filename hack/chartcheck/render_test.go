@@ -504,7 +504,8 @@ func TestConditionals(t *testing.T) {
 				}
 			}
 		}},
-		{"token mint only", []string{"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}, func(t *testing.T, s Set) {
+		{"token mint only", []string{"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+			"--set", "token.maxSupply=none"}, func(t *testing.T, s Set) {
 			if has(s, "ConfigMap", "t-tokendata-token") {
 				t.Error("token ConfigMap rendered")
 			}
@@ -513,6 +514,9 @@ func TestConditionals(t *testing.T) {
 			}
 			if e, _ := env(t, s, "t-tokendata-edge", "TOKEN_MINT"); e.Value != "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" {
 				t.Errorf("TOKEN_MINT %q", e.Value)
+			}
+			if e, _ := env(t, s, "t-tokendata-supply", "TOKEN_MAX_SUPPLY"); e.Value != "none" {
+				t.Errorf("TOKEN_MAX_SUPPLY %q", e.Value)
 			}
 		}},
 		{"token existing ConfigMap", []string{"--set", "token.existingConfigMap=mine"}, func(t *testing.T, s Set) {
@@ -556,6 +560,9 @@ func TestRefusals(t *testing.T) {
 		"no token":                       {"--set", "token.file=null"},
 		"gateway without parent":         {"--set", "gatewayAPI.enabled=true"},
 		"schema: bad mint":               {"--set", "token.mint=not-a-mint"},
+		"mint alone without max supply":  {"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
+		"token file without max_supply":  {"--set", "token.file.max_supply=null"},
+		"schema: bad max supply":         {"--set-string", "token.maxSupply=1e9"},
 		"schema: no requests":            {"--set", "edge.resources.requests=null"},
 	}
 	for name, args := range cases {

@@ -168,12 +168,22 @@ URL from an existing Secret, or a URL without credentials.
 {{- if not (or (include "tokendata.hasTokenFile" .) .Values.token.mint) }}
 {{- fail "token: set token.file, token.existingConfigMap or token.mint (demo mode is for standalone only)" }}
 {{- end }}
+{{- if and .Values.token.file (not .Values.token.existingConfigMap) (not (hasKey .Values.token.file "max_supply")) (not .Values.token.maxSupply) }}
+{{- fail "token.file.max_supply: required: the maximum supply in whole tokens (\"1000000000\"), or none when the issuer discloses none; it is never guessed" }}
+{{- end }}
+{{- if and (not (include "tokendata.hasTokenFile" .)) (not .Values.token.maxSupply) }}
+{{- fail "token.maxSupply: required with token.mint alone: the maximum supply in whole tokens (\"1000000000\"), or none when the issuer discloses none" }}
+{{- end }}
 {{- if include "tokendata.hasTokenFile" . }}
 - name: TOKEN_CONFIG
   value: /etc/tokendata/token.yaml
 {{- end }}
 {{- with .Values.token.mint }}
 - name: TOKEN_MINT
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.token.maxSupply }}
+- name: TOKEN_MAX_SUPPLY
   value: {{ . | quote }}
 {{- end }}
 - name: OPS_ADDR
