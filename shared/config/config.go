@@ -65,8 +65,12 @@ type Common struct {
 	RedisURL Secret `env:"REDIS_URL" empty:"unset it for the in-memory store (standalone only), or give a redis:// URL"`
 	// HTTPAddr is the public API listener (edge, standalone).
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
-	// OpsAddr is the metrics, probes and pprof listener.
+	// OpsAddr is the metrics and probes listener (pprof too with OpsPprof).
+	// Standalone defaults it to loopback (see standalone.LoadCommon).
 	OpsAddr string `env:"OPS_ADDR" envDefault:":9090"`
+	// OpsPprof serves /debug/pprof/ on the ops listener; off by default:
+	// profiles and traces are expensive and reveal the process's internals.
+	OpsPprof bool `env:"OPS_PPROF" envDefault:"false"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// DrainDelay is how long a stopping process stays up not-ready, so that
@@ -105,6 +109,7 @@ func (c Common) LogValue() slog.Value {
 		slog.String("holders_method", c.HoldersMethod),
 		slog.String("dexscreener_url", c.DexScreenerURL), slog.String("geckoterminal_url", c.GeckoTerminalURL),
 		slog.Any("redis_url", c.RedisURL), slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
+		slog.Bool("ops_pprof", c.OpsPprof),
 		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.String("collector_watch_interval", c.CollectorWatch.String()),

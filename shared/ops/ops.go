@@ -1,10 +1,12 @@
-// Package ops is the operations listener: /metrics, /healthz, /readyz and
-// /debug/pprof/ on a mux of their own, never on the public router.
+// Package ops is the operations listener: /metrics, /healthz, /readyz and,
+// when switched on, /debug/pprof/, on a mux of their own, never on the
+// public router.
 package ops
 
 import (
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,8 +47,9 @@ func (r *Readiness) Set(ready bool) { r.v.Store(ready) }
 func (r *Readiness) Ready() bool { return r.v.Load() }
 
 // Handler returns the ops mux. Liveness has no dependency checks; ready
-// decides readiness (a nil ready is always ready).
-func Handler(reg *prometheus.Registry, ready func() bool) http.Handler {
+// decides readiness (a nil ready is always ready). pprof adds
+// /debug/pprof/ (OPS_PPROF); without it those paths are 404.
+func Handler(reg *prometheus.Registry, ready func() bool, pprofOn bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -62,10 +65,31 @@ func Handler(reg *prometheus.Registry, ready func() bool) http.Handler {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	if !pprofOn {
+		return mux
+	}
+	mux.HandleFunc("/debug/pprof/", boundedSeconds(pprof.Index))
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/profile", boundedSeconds(pprof.Profile))
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/trace", boundedSeconds(pprof.Trace))
 	return mux
+}
+
+// MaxProfileSeconds bounds ?seconds= of a pprof profile, trace or delta
+// profile: net/http/pprof runs for whatever is asked, and extends the
+// server's write deadline to match.
+const MaxProfileSeconds = 60
+
+// boundedSeconds refuses a ?seconds= above MaxProfileSeconds with 400.
+func boundedSeconds(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if v := r.URL.Query().Get("seconds"); v != "" {
+			if sec, err := strconv.ParseFloat(v, 64); err != nil || sec > MaxProfileSeconds {
+				http.Error(w, "seconds: at most "+strconv.Itoa(MaxProfileSeconds), http.StatusBadRequest)
+				return
+			}
+		}
+		h(w, r)
+	}
 }

@@ -10,7 +10,7 @@ import (
 
 func TestHandler(t *testing.T) {
 	var ready Readiness
-	srv := httptest.NewServer(Handler(NewRegistry("test"), ready.Ready))
+	srv := httptest.NewServer(Handler(NewRegistry("test"), ready.Ready, false))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -38,10 +38,27 @@ func TestHandler(t *testing.T) {
 			t.Errorf("metrics lacks %s", want)
 		}
 	}
-	if code, _ := get("/debug/pprof/"); code != 200 {
-		t.Errorf("pprof = %d", code)
+	for _, p := range []string{"/debug/pprof/", "/debug/pprof/profile?seconds=1", "/debug/pprof/trace?seconds=1", "/debug/pprof/cmdline"} {
+		if code, _ := get(p); code != 404 {
+			t.Errorf("%s without OPS_PPROF = %d, want 404", p, code)
+		}
 	}
 	if code, _ := get("/api/health"); code != 404 {
 		t.Errorf("public path on the ops mux = %d", code)
+	}
+}
+
+func TestHandlerPprofSwitchedOn(t *testing.T) {
+	srv := httptest.NewServer(Handler(NewRegistry("test"), nil, true))
+	defer srv.Close()
+	for _, p := range []string{"/debug/pprof/", "/debug/pprof/cmdline"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s with OPS_PPROF = %d", p, resp.StatusCode)
+		}
 	}
 }

@@ -116,18 +116,26 @@ func (p *Process) Serve(ctx context.Context, ready func() bool, actors ...lifecy
 	return lifecycle.Run(ctx, append([]lifecycle.Actor{opsSrv.Run}, actors...)...)
 }
 
+// OpsWriteTimeout bounds one answer of the ops listener (a scrape, a
+// probe). A pprof profile or trace extends it by its ?seconds=, which
+// ops.MaxProfileSeconds bounds.
+const OpsWriteTimeout = 30 * time.Second
+
 // Close releases the store.
 func (p *Process) Close() { _ = p.Store.Close() }
 
-// OpsServer is the ops listener (/metrics, /healthz, /readyz, pprof) on
-// l, or on OPS_ADDR when l is nil. /readyz follows ready and turns false
-// as soon as the stop begins, before the drain delay.
+// OpsServer is the ops listener (/metrics, /healthz, /readyz, and pprof
+// when OPS_PPROF is on) on l, or on OPS_ADDR when l is nil. /readyz
+// follows ready and turns false as soon as the stop begins, before the
+// drain delay.
 func OpsServer(c config.Common, reg *prometheus.Registry, ready func() bool, l net.Listener, log *slog.Logger) *lifecycle.Server {
 	var stopping ops.Readiness
 	isReady := func() bool { return !stopping.Ready() && (ready == nil || ready()) }
 	return &lifecycle.Server{
 		Name: "ops", Listener: l, Log: log,
-		Srv:         &http.Server{Addr: c.OpsAddr, Handler: ops.Handler(reg, isReady), ReadHeaderTimeout: 5 * time.Second},
+		Srv: &http.Server{Addr: c.OpsAddr, Handler: ops.Handler(reg, isReady, c.OpsPprof),
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: OpsWriteTimeout, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10},
 		BeforeDrain: func() { stopping.Set(true) }, Drain: c.DrainDelay, Timeout: c.ShutdownTimeout,
 	}
 }

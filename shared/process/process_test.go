@@ -102,3 +102,48 @@ func TestSetupRefusesRedisCredentials(t *testing.T) {
 	}
 	p.Close()
 }
+
+// TestOpsServerLimits: the ops listener has timeouts, serves pprof only
+// with OPS_PPROF, and refuses a profile or trace longer than a minute.
+func TestOpsServerLimits(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := OpsServer(config.Common{OpsPprof: on, DrainDelay: 0, ShutdownTimeout: time.Second}, ops.NewRegistry("t"), nil, l, nil)
+		if s.Srv.ReadHeaderTimeout <= 0 || s.Srv.ReadTimeout <= 0 || s.Srv.WriteTimeout != OpsWriteTimeout ||
+			s.Srv.IdleTimeout <= 0 || s.Srv.MaxHeaderBytes <= 0 {
+			t.Errorf("ops server limits: %+v", s.Srv)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		status := func(path string) int {
+			resp, err := http.Get("http://" + l.Addr().String() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			return resp.StatusCode
+		}
+		want, wantLong := http.StatusNotFound, http.StatusNotFound
+		if on {
+			want, wantLong = http.StatusOK, http.StatusBadRequest
+		}
+		if got := status("/debug/pprof/"); got != want {
+			t.Errorf("OPS_PPROF=%v: /debug/pprof/ = %d, want %d", on, got, want)
+		}
+		for _, p := range []string{"/debug/pprof/profile?seconds=3600", "/debug/pprof/trace?seconds=61", "/debug/pprof/heap?seconds=1e9"} {
+			if got := status(p); got != wantLong {
+				t.Errorf("OPS_PPROF=%v: %s = %d, want %d", on, p, got, wantLong)
+			}
+		}
+		http.DefaultClient.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
