@@ -32,8 +32,30 @@ type Config struct {
 	// CORSMaxAge is Access-Control-Max-Age of preflight answers (EDGE_CORS_MAX_AGE).
 	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" envDefault:"24h" min:"0s"`
 	// AccessLogSample logs one successful request (status < 400) in N:
-	// 1 logs every one, 0 none. Errors are always logged (EDGE_ACCESS_LOG_SAMPLE).
+	// 1 logs every one, 0 none (EDGE_ACCESS_LOG_SAMPLE). 4xx lines are at
+	// debug level, 5xx at warn (503) or error.
 	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100" min:"0"`
+	// AccessLogRate caps the access log at this many lines per second for
+	// one route and status; the next line written for them counts the
+	// ones left out (EDGE_ACCESS_LOG_RATE). Metrics count every request.
+	AccessLogRate int `env:"ACCESS_LOG_RATE" envDefault:"10" min:"1"`
+	// MaxConnections caps the open connections of the public listener,
+	// idle keep-alive ones included; past it a new connection is answered
+	// 503 and closed. Keep it below the process's file descriptor limit
+	// (EDGE_MAX_CONNECTIONS).
+	MaxConnections int `env:"MAX_CONNECTIONS" envDefault:"10000" min:"1"`
+	// ReadTimeout bounds the read of a request, from its first byte to the
+	// end of its headers (requests carry no body; one that has a body is
+	// answered without reading it) (EDGE_READ_TIMEOUT).
+	ReadTimeout time.Duration `env:"READ_TIMEOUT" envDefault:"5s" min:"10ms"`
+	// WriteTimeout bounds the write of one answer, against clients that do
+	// not read (EDGE_WRITE_TIMEOUT).
+	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s" min:"10ms"`
+	// IdleTimeout closes a keep-alive connection idle this long (EDGE_IDLE_TIMEOUT).
+	IdleTimeout time.Duration `env:"IDLE_TIMEOUT" envDefault:"60s" min:"10ms"`
+	// MaxHeaderBytes bounds a request's line and headers; larger ones are
+	// answered 431 (EDGE_MAX_HEADER_BYTES).
+	MaxHeaderBytes int `env:"MAX_HEADER_BYTES" envDefault:"32768" min:"4096" max:"1048576"`
 	// RetryAfter is the Retry-After of 503 answers (EDGE_RETRY_AFTER).
 	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s" min:"1s"`
 	// ReadyGrace is how long after its first read of the store an edge

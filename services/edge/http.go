@@ -28,15 +28,16 @@ func routePaths() []string {
 	return out
 }
 
-// newEngine builds the Gin engine. Middleware order: recovery, request
-// id, access log, metrics, CORS, security headers.
+// newEngine builds the Gin engine. Middleware order: recovery, access
+// log, metrics, CORS, security headers, body refusal. The client's
+// X-Request-Id is echoed by the responder, on answers no cache keeps.
 func (s *Server) newEngine() *gin.Engine {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false // /api/price/ is not a path of the API: 404, with CORS
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = false
-	e.Use(s.recovery(), s.requestID(), s.accessLog(), s.observe(), s.cors(), securityHeaders)
+	e.Use(s.recovery(), s.accessLog(), s.observe(), s.cors(), securityHeaders, s.refuseBody)
 	for i, r := range renderedRoutes {
 		h := s.serveRendered(i)
 		e.GET(r.path, h)
@@ -50,7 +51,20 @@ func (s *Server) newEngine() *gin.Engine {
 	}
 	// WriteHeaderNow marks the answer written even for HEAD (no body), so
 	// that Gin does not append its own text/plain 404 or 405.
-	e.NoRoute(func(c *gin.Context) { s.errNotFound.write(c.Writer, c.Request); c.Writer.WriteHeaderNow() })
+	e.NoRoute(func(c *gin.Context) {
+		switch {
+		case c.Request.Method == http.MethodOptions && c.Request.RequestURI == "*":
+			// OPTIONS * asks what the server allows (net/http would answer
+			// it itself, without CORS; the server hands it here).
+			s.preflight(c)
+		case c.Request.Method == http.MethodConnect:
+			// CONNECT names a host, not a path: no method of this API.
+			s.errMethod.write(c.Writer, c.Request)
+		default:
+			s.errNotFound.write(c.Writer, c.Request)
+		}
+		c.Writer.WriteHeaderNow()
+	})
 	e.NoMethod(func(c *gin.Context) { s.errMethod.write(c.Writer, c.Request); c.Writer.WriteHeaderNow() })
 	return e
 }
@@ -79,7 +93,32 @@ func (s *Server) preflight(c *gin.Context) {
 	h["Access-Control-Max-Age"] = one(strconv.Itoa(int(s.cfg.CORSMaxAge / time.Second)))
 	h["Allow"] = hdrAllowMethods
 	h["Cache-Control"] = hdrNoStore
+	echoRequestID(h, c.Request)
 	c.Writer.WriteHeader(http.StatusNoContent)
+}
+
+// refuseBody keeps request bodies off the server. The API reads none, and
+// net/http would read what is left of one after the handler, with no
+// deadline: a client trickling a body a byte a second would hold the
+// connection for as long as it likes. An answer to a request with a body
+// closes the connection, and the body is never read (its read deadline is
+// now); a GET, HEAD or OPTIONS with a body is answered 413 at once, other
+// methods get their usual 404 or 405.
+func (s *Server) refuseBody(c *gin.Context) {
+	if c.Request.ContentLength == 0 {
+		c.Next()
+		return
+	}
+	c.Writer.Header()["Connection"] = hdrClose
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now()) // not supported by recorders in tests
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		s.errBody.write(c.Writer, c.Request)
+		c.Writer.WriteHeaderNow()
+		c.Abort()
+		return
+	}
+	c.Next()
 }
 
 // recovery turns a panic into a 500 internal answer; the panic and its
@@ -95,8 +134,11 @@ func (s *Server) recovery() gin.HandlerFunc {
 				panic(p)
 			}
 			s.metrics.panics.Inc()
-			s.log.Error("panic", "route", routeLabel(c.FullPath()), "method", c.Request.Method,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			route := routeLabel(c.FullPath())
+			if ok, suppressed := s.logLimit.allow(route, 0); ok { // status 0: the panic lines
+				s.log.Error("panic", "route", route, "method", c.Request.Method,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()), "suppressed", suppressed)
+			}
 			if !c.Writer.Written() {
 				s.errInternal.write(c.Writer, c.Request)
 			}
@@ -106,17 +148,15 @@ func (s *Server) recovery() gin.HandlerFunc {
 	}
 }
 
-// requestID echoes a well-formed X-Request-Id of the client (an ingress
-// or a caller that correlates) on the response. The edge makes up no id
-// per request: an extra header and two allocations on every answer, for
-// log lines that exist for errors and one success in a hundred; the
-// access log makes one for its own line instead (requestIDs.next).
-func (s *Server) requestID() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if id := c.Request.Header.Get("X-Request-Id"); validRequestID(id) {
-			c.Writer.Header()["X-Request-Id"] = []string{id}
-		}
-		c.Next()
+// echoRequestID copies a well-formed X-Request-Id of the client (an
+// ingress or a caller that correlates) onto an answer no cache keeps
+// (no-store: errors, health, status, preflight). A cacheable answer never
+// carries it: a shared cache would serve one client's id to everyone. The
+// edge makes up no id per answer; the access log makes one for its own
+// line instead (requestIDs.next).
+func echoRequestID(h http.Header, req *http.Request) {
+	if v := req.Header["X-Request-Id"]; len(v) == 1 && validRequestID(v[0]) {
+		h["X-Request-Id"] = v
 	}
 }
 
@@ -134,9 +174,9 @@ func newRequestIDs() *requestIDs {
 
 func (r *requestIDs) next() string { return r.prefix + strconv.FormatUint(r.n.Add(1), 36) }
 
-// requestIDOf is the client's id, echoed on the response, or a new one.
+// requestIDOf is the client's well-formed id, or a new one.
 func requestIDOf(c *gin.Context, ids *requestIDs) string {
-	if v := c.Writer.Header()["X-Request-Id"]; len(v) > 0 {
+	if v := c.Request.Header["X-Request-Id"]; len(v) == 1 && validRequestID(v[0]) {
 		return v[0]
 	}
 	return ids.next()
@@ -163,8 +203,12 @@ func routeLabel(fullPath string) string {
 	return fullPath
 }
 
-// accessLog writes one line per request after the handler: every error
-// (status ≥ 400), and one success in Config.AccessLogSample.
+// accessLog writes one line per request after the handler: 5xx at error
+// (503 at warn: the data is missing, the edge is fine), 4xx at debug (a
+// client's mistake, or a scan), and one success in
+// Config.AccessLogSample at info. Lines of one route and status are
+// capped at Config.AccessLogRate a second (see logLimiter), so that no
+// client can flood the log; the metrics count every request.
 func (s *Server) accessLog() gin.HandlerFunc {
 	every := uint64(s.cfg.AccessLogSample)
 	var n atomic.Uint64
@@ -178,24 +222,40 @@ func (s *Server) accessLog() gin.HandlerFunc {
 		}
 		level := slog.LevelInfo
 		switch {
+		case status == http.StatusServiceUnavailable:
+			level = slog.LevelWarn
 		case status >= 500:
 			level = slog.LevelError
 		case status >= 400:
-			level = slog.LevelWarn
+			level = slog.LevelDebug
+		}
+		ctx := c.Request.Context()
+		if !s.log.Enabled(ctx, level) {
+			return
+		}
+		route := routeLabel(c.FullPath())
+		ok, suppressed := s.logLimit.allow(route, status)
+		if !ok {
+			return
 		}
 		path := c.Request.URL.Path
 		if len(path) > 200 {
 			path = path[:200]
 		}
-		s.log.LogAttrs(c.Request.Context(), level, "request",
+		attrs := []slog.Attr{
 			slog.String("method", c.Request.Method),
-			slog.String("route", routeLabel(c.FullPath())),
+			slog.String("route", route),
 			slog.String("path", path),
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.String("request_id", requestIDOf(c, ids)),
-			slog.Bool("sampled", status < 400))
+			slog.Bool("sampled", status < 400),
+		}
+		if suppressed > 0 {
+			attrs = append(attrs, slog.Int("suppressed", suppressed))
+		}
+		s.log.LogAttrs(ctx, level, "request", attrs...)
 	}
 }
 

@@ -28,6 +28,10 @@ type metrics struct {
 	renders   prometheus.Counter
 	panics    prometheus.Counter
 
+	connsRefused  prometheus.Counter
+	rejectedByNet *prometheus.CounterVec
+	logSuppressed prometheus.Counter
+
 	// byRoute caches the children of each known route, so that the request
 	// path does no label hashing. Read-only after newMetrics.
 	byRoute map[string]*routeMetrics
@@ -37,7 +41,7 @@ type metrics struct {
 var methodLabels = [...]string{http.MethodGet, http.MethodHead, http.MethodOptions, "OTHER"}
 
 // cachedCodes are the status codes with pre-resolved children.
-var cachedCodes = [...]int{200, 204, 304, 404, 405, 500, 503}
+var cachedCodes = [...]int{200, 204, 304, 404, 405, 413, 500, 503}
 
 // routeMetrics holds one route's children, resolved on first use (so that
 // /metrics lists only combinations that happened) and cached after.
@@ -83,8 +87,27 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 			Help: "Times the pre-rendered bodies were rebuilt (data changed or a domain crossed stale-after or its TTL)."}),
 		panics: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 answer."}),
+		connsRefused: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "connections_refused_total",
+			Help: "Connections answered 503 and closed because EDGE_MAX_CONNECTIONS were open."}),
+		rejectedByNet: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_malformed_requests_total",
+			Help: "Requests refused by the HTTP server before the router (400 malformed, 431 headers too large, 501, 505), by status code."},
+			[]string{"code"}),
+		logSuppressed: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "log_lines_suppressed_total",
+			Help: "Access log lines left out by the cap of EDGE_ACCESS_LOG_RATE lines a second per route and status."}),
 		byRoute: map[string]*routeMetrics{},
 	}
+	for _, code := range []int{400, 431, 501, 505} { // listed at 0 before the first
+		m.rejectedByNet.WithLabelValues(strconv.Itoa(code))
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "connections_open",
+		Help: "Open connections of the public listener, idle keep-alive ones included."},
+		func() float64 { return float64(s.conns.open.Load()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "connections_max",
+		Help: "EDGE_MAX_CONNECTIONS: the cap of open connections past which new ones are refused."},
+		func() float64 { return float64(s.cfg.MaxConnections) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "keepalives_off",
+		Help: "1 while keep-alives are off because the open connections reached 90 % of EDGE_MAX_CONNECTIONS (back on below 75 %)."},
+		func() float64 { return boolFloat(s.conns.saturated.Load()) })
 	for _, d := range contract.Domains {
 		labels := prometheus.Labels{"domain": string(d)}
 		f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "data_age_seconds", ConstLabels: labels,
@@ -141,6 +164,11 @@ func (m *metrics) observe(route, method string, code int, size int, d time.Durat
 		}
 		b.Add(float64(size))
 	}
+}
+
+// rejected counts an answer net/http wrote before the router.
+func (m *metrics) rejected(status int) {
+	m.rejectedByNet.WithLabelValues(strconv.Itoa(status)).Inc()
 }
 
 func boolFloat(b bool) float64 {

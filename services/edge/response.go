@@ -47,6 +47,10 @@ type response struct {
 	// lastModified is the Last-Modified value (zero: none), for
 	// If-Modified-Since.
 	lastModified time.Time
+	// noStore is true when Cache-Control is no-store: only such an answer
+	// echoes the client's X-Request-Id (a cache would serve a cacheable
+	// one, with that id, to everyone).
+	noStore bool
 }
 
 // dataInfo is the freshness of the data a body is made of.
@@ -86,7 +90,7 @@ func one(v string) []string { return []string{v} }
 
 // newOK builds a 200 response.
 func newOK(contentType, cacheControl string, body []byte, info dataInfo) *response {
-	r := &response{status: http.StatusOK, body: body, etag: etagOf(body)}
+	r := &response{status: http.StatusOK, body: body, etag: etagOf(body), noStore: cacheControl == noStore}
 	r.hdr = append(r.hdr,
 		header{"Content-Type", one(contentType)},
 		header{"Content-Length", one(strconv.Itoa(len(body)))},
@@ -147,6 +151,8 @@ const (
 	codeNoMarket           = "no_market"
 	codeNotDisclosed       = "not_disclosed"
 	codeInternal           = "internal"
+	codeContentTooLarge    = "content_too_large"
+	codeTooManyConnections = "too_many_connections"
 )
 
 type errorBody struct {
@@ -166,7 +172,7 @@ func newError(status int, code, message string, retryAfter time.Duration) *respo
 	if err != nil { // cannot happen: strings and an int
 		body = []byte(`{"error":{"code":"internal","message":"internal error","status":500}}`)
 	}
-	r := &response{status: status, body: body}
+	r := &response{status: status, body: body, noStore: true}
 	r.hdr = append(r.hdr,
 		header{"Content-Type", one(contentJSON)},
 		header{"Content-Length", one(strconv.Itoa(len(body)))},
@@ -194,6 +200,9 @@ func (r *response) write(w http.ResponseWriter, req *http.Request) int {
 	h := w.Header()
 	for _, kv := range r.hdr {
 		h[kv.key] = kv.val
+	}
+	if r.noStore {
+		echoRequestID(h, req)
 	}
 	if r.status == http.StatusOK && notModified(req, r) {
 		delete(h, "Content-Type")

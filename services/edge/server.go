@@ -70,8 +70,13 @@ type Server struct {
 
 	refreshMu sync.Mutex // one refresh at a time
 
+	// logLimit caps the access log's lines per route and status.
+	logLimit *logLimiter
+	// conns counts and caps the public listener's connections.
+	conns *conns
+
 	// precomputed answers that do not depend on the data
-	errNotFound, errMethod, errInternal *response
+	errNotFound, errMethod, errInternal, errBody *response
 }
 
 // storeHealth is the outcome of the last reads of the store.
@@ -122,11 +127,17 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	s.errNotFound = newError(http.StatusNotFound, codeNotFound, "No such endpoint; see /api/openapi.json for the list.", cfg.RetryAfter)
 	s.errMethod = newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", cfg.RetryAfter)
 	s.errInternal = newError(http.StatusInternalServerError, codeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
+	s.errBody = newError(http.StatusRequestEntityTooLarge, codeContentTooLarge, "Requests to this API carry no body.", cfg.RetryAfter)
 	s.bodies = &renderInputs{token: token, cfg: cfg, timings: s.timings, redactor: s.redactor, log: s.log,
 		openapi: openapi, errInternal: s.errInternal,
 		cacheControls: map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
 			groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}}
 	s.metrics = newMetrics(reg, routePaths(), s)
+	s.logLimit = newLogLimiter(cfg.AccessLogRate, s.now, s.metrics.logSuppressed.Inc)
+	refusal := serialize(newError(http.StatusServiceUnavailable, codeTooManyConnections,
+		"The server has too many open connections; retry later.", cfg.RetryAfter), closeHeaders)
+	s.conns = newConns(cfg.MaxConnections, refusal, s.refusedConn,
+		&rawAnswers{maxHeaderBytes: cfg.MaxHeaderBytes, retryAfter: cfg.RetryAfter, counted: s.metrics.rejected})
 	s.health.Store(&storeHealth{err: "not checked yet"})
 	s.view.Store(s.render(&state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}}, s.now()))
 	s.engine = s.newEngine()
@@ -177,20 +188,42 @@ func (s *Server) Run(ctx context.Context) error { return s.RunOn(ctx, nil) }
 // RunOn is Run on a listener the caller opened (standalone, tests); nil
 // listens on common.HTTPAddr.
 func (s *Server) RunOn(ctx context.Context, l net.Listener) error {
+	if l == nil {
+		var err error
+		if l, err = net.Listen("tcp", s.common.HTTPAddr); err != nil {
+			return fmt.Errorf("api listener: %w", err)
+		}
+	}
 	return lifecycle.Run(ctx, s.Refresher, s.apiServer(l).Run)
 }
 
-// apiServer is the one public HTTP server of the edge, whoever runs it:
-// its limits, and readiness off before the drain.
+// apiServer is the one public HTTP server of the edge, whoever runs it
+// (the edge binary, standalone): its limits, its listener that counts and
+// caps connections, and readiness off before the drain.
+//
+// ReadTimeout is the header timeout too: requests carry no body (see
+// refuseBody). Neither deadline costs anything per request: net/http sets
+// the read deadline twice per request whatever the settings; WriteTimeout
+// adds one deadline update per answer, which make bench does not tell from
+// noise. OPTIONS * reaches the router (DisableGeneralOptionsHandler), so
+// that it gets the contract's headers.
 func (s *Server) apiServer(l net.Listener) *lifecycle.Server {
+	srv := &http.Server{
+		Addr:                         s.common.HTTPAddr,
+		Handler:                      s.engine,
+		ReadHeaderTimeout:            s.cfg.ReadTimeout,
+		ReadTimeout:                  s.cfg.ReadTimeout,
+		WriteTimeout:                 s.cfg.WriteTimeout,
+		IdleTimeout:                  s.cfg.IdleTimeout,
+		MaxHeaderBytes:               s.cfg.MaxHeaderBytes,
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.conns.keepAlives = srv.SetKeepAlivesEnabled
 	return &lifecycle.Server{
-		Name:     "api",
-		Listener: l,
-		// No ReadTimeout/WriteTimeout: they cost two deadline updates per
-		// request, and a GET has no body to read (ReadHeaderTimeout bounds
-		// the request); slow readers are the cache tier's to absorb.
-		Srv: &http.Server{Addr: s.common.HTTPAddr, Handler: s.engine, ReadHeaderTimeout: 5 * time.Second,
-			IdleTimeout: 120 * time.Second, MaxHeaderBytes: maxHeaderBytes},
+		Name:        "api",
+		Listener:    s.conns.wrap(l),
+		Srv:         srv,
 		BeforeDrain: func() { s.draining.Store(true) },
 		Drain:       s.common.DrainDelay,
 		Timeout:     s.common.ShutdownTimeout,
@@ -198,9 +231,15 @@ func (s *Server) apiServer(l net.Listener) *lifecycle.Server {
 	}
 }
 
-// maxHeaderBytes bounds a request's header block: the API reads a few
-// short headers; anything larger gets 431.
-const maxHeaderBytes = 32 << 10
+// refusedConn counts a connection refused at the cap, and logs it (at
+// most EDGE_ACCESS_LOG_RATE lines a second).
+func (s *Server) refusedConn() {
+	s.metrics.connsRefused.Inc()
+	if ok, suppressed := s.logLimit.allow("connections", http.StatusServiceUnavailable); ok {
+		s.log.Warn("connection refused: EDGE_MAX_CONNECTIONS reached", "max_connections", s.cfg.MaxConnections,
+			"suppressed", suppressed)
+	}
+}
 
 // Refresher keeps the snapshot current until ctx is done: it re-reads the
 // store when a collector publishes an update, every SnapshotPoll, and
