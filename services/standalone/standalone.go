@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge"
@@ -66,6 +67,25 @@ type Info struct {
 // accounts whose price drifts every 15 s and whose supply grows every
 // minute, so a newcomer sees the numbers move.
 var DemoSim = simulator.Options{Seed: 1, Accounts: 5000, PriceEvery: 15 * time.Second, SupplyEvery: time.Minute}
+
+// DefaultOpsAddr is standalone's OPS_ADDR when the variable is not set:
+// loopback, since one process on a host is scraped from that host (the
+// cluster services listen on :9090, where the cluster's Prometheus
+// reaches them). Set OPS_ADDR=:9090 to open it.
+const DefaultOpsAddr = "127.0.0.1:9090"
+
+// LoadCommon is config.LoadCommon with standalone's own default for
+// OPS_ADDR.
+func LoadCommon() (config.Common, error) {
+	c, err := config.LoadCommon()
+	if err != nil {
+		return c, err
+	}
+	if _, set := os.LookupEnv("OPS_ADDR"); !set {
+		c.OpsAddr = DefaultOpsAddr
+	}
+	return c, nil
+}
 
 // Run builds everything and serves until ctx is done.
 func Run(ctx context.Context, o Options) error {

@@ -9,12 +9,14 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/tokendata/tokendata/services/edge/hostile"
 	"github.com/tokendata/tokendata/services/standalone"
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/config"
@@ -255,9 +257,21 @@ func TestPublicServerIsTheEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("48 KiB of headers: %d, want 431", resp.StatusCode)
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(string(body), `"code":"header_too_large"`) {
+		t.Errorf("48 KiB of headers: %d %v %s, want the edge's 431 of the error contract", resp.StatusCode, resp.Header, body)
+	}
+	// A trickled body is refused at once and its connection closed.
+	addr := strings.TrimPrefix(r.info.API, "http://")
+	a, err := hostile.Trickle(addr, "/api/health", 100, 200*time.Millisecond, 5*time.Second)
+	if err != nil || a.Status != http.StatusRequestEntityTooLarge || !a.Closed || a.ClosedAfter > 3*time.Second {
+		t.Errorf("trickled body: %d, closed %v after %s (%v)", a.Status, a.Closed, a.ClosedAfter, err)
+	}
+	// pprof is off unless OPS_PPROF is set.
+	if resp, _ := get(t, r.info.Ops+"/debug/pprof/"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ without OPS_PPROF: %d", resp.StatusCode)
 	}
 
 	waitReady := func(want string, within time.Duration) {
@@ -295,4 +309,22 @@ func edgeReady(ops string) string {
 		}
 	}
 	return ""
+}
+
+// TestOpsAddrDefaultsToLoopback: standalone's ops listener is on loopback
+// unless OPS_ADDR says otherwise; the cluster services keep :9090.
+func TestOpsAddrDefaultsToLoopback(t *testing.T) {
+	t.Setenv("OPS_ADDR", "") // restored after the test
+	_ = os.Unsetenv("OPS_ADDR")
+	c, err := standalone.LoadCommon()
+	if err != nil || c.OpsAddr != "127.0.0.1:9090" {
+		t.Errorf("OPS_ADDR unset: %q %v, want 127.0.0.1:9090", c.OpsAddr, err)
+	}
+	if c, err := config.LoadCommon(); err != nil || c.OpsAddr != ":9090" {
+		t.Errorf("cluster default: %q %v", c.OpsAddr, err)
+	}
+	t.Setenv("OPS_ADDR", ":9191")
+	if c, err := standalone.LoadCommon(); err != nil || c.OpsAddr != ":9191" {
+		t.Errorf("OPS_ADDR=:9191: %q %v", c.OpsAddr, err)
+	}
 }

@@ -29,7 +29,7 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		cmd = args[0]
 	}
-	common, err := config.LoadCommon()
+	common, err := standalone.LoadCommon()
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
