@@ -27,7 +27,8 @@ import (
 // TestCacheTier runs the nginx config the chart renders (Debian's nginx)
 // in front of a running edge (the standalone binary in demo mode), with a
 // counting proxy between the two, and proves: a HIT on the second
-// request; the query string out of the key; no-store honoured; concurrent
+// request; the query string out of the key; a client's X-Request-Id
+// neither passed to the edge nor served to others; no-store honoured; concurrent
 // misses collapsed into one edge request; stale-while-revalidate; and
 // stale-if-error while the edge is down.
 func TestCacheTier(t *testing.T) {
@@ -76,6 +77,35 @@ func TestCacheTier(t *testing.T) {
 		}
 		if n := counter.count(price); n != 1 {
 			t.Fatalf("edge saw %d requests for %s, want 1", n, price)
+		}
+	})
+
+	ok = ok && t.Run("a client's X-Request-Id is not forwarded, nor served to others", func(t *testing.T) {
+		// The proxy plays an edge that echoes the id it receives on a
+		// cacheable answer: nginx must neither pass the client's on nor
+		// keep the edge's with the cached answer.
+		counter.echo.Store(true)
+		defer counter.echo.Store(false)
+		const path, attacker = "/api/supply", "attacker-id-42"
+		a, err := fetchWith(c, cache+path, http.Header{"X-Request-Id": {attacker}})
+		if err != nil || a.status != 200 || a.cache != "MISS" {
+			t.Fatalf("client A: %d %s %v, want 200 MISS", a.status, a.cache, err)
+		}
+		if got := counter.lastID(path); got == "" || got == attacker {
+			t.Errorf("the edge received X-Request-Id %q, want nginx's own id", got)
+		}
+		b, err := fetchWith(c, cache+path, nil)
+		if err != nil || b.status != 200 || b.cache != "HIT" {
+			t.Fatalf("client B: %d %s %v, want 200 HIT", b.status, b.cache, err)
+		}
+		// A gets the id nginx gave its request (the one the edge logged);
+		// B, served from the cache, an id of its own, nothing of A's.
+		if ids := a.header.Values("X-Request-Id"); len(ids) != 1 || ids[0] != counter.lastID(path) {
+			t.Errorf("client A got X-Request-Id %q, want only nginx's id of its request, %q", ids, counter.lastID(path))
+		}
+		if ids := b.header.Values("X-Request-Id"); len(ids) != 1 || ids[0] == attacker || ids[0] == a.header.Get("X-Request-Id") {
+			t.Errorf("client B got X-Request-Id %q, want only an id of its own request (A sent %q, got %q)",
+				ids, attacker, a.header.Get("X-Request-Id"))
 		}
 	})
 
@@ -200,8 +230,18 @@ type reply struct {
 	header http.Header
 }
 
-func fetch(c *http.Client, u string) (reply, error) {
-	resp, err := c.Get(u)
+func fetch(c *http.Client, u string) (reply, error) { return fetchWith(c, u, nil) }
+
+// fetchWith is fetch with request headers.
+func fetchWith(c *http.Client, u string, h http.Header) (reply, error) {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return reply{}, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return reply{}, err
 	}
@@ -365,10 +405,20 @@ func startStandalone(t *testing.T) *process {
 // connection, so nginx sees what it would see without the proxy: an
 // upstream that does not answer.
 type countingProxy struct {
-	addr   string
-	delay  atomic.Int64
+	addr  string
+	delay atomic.Int64
+	// echo copies the request's X-Request-Id onto the answer, as an edge
+	// that echoes it on cacheable answers would.
+	echo   atomic.Bool
 	mu     sync.Mutex
 	counts map[string]int
+	ids    map[string]string // last X-Request-Id received, by path
+}
+
+func (p *countingProxy) lastID(path string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ids[path]
 }
 
 func (p *countingProxy) count(path string) int {
@@ -383,9 +433,15 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &countingProxy{counts: map[string]int{}}
+	p := &countingProxy{counts: map[string]int{}, ids: map[string]string{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{DisableKeepAlives: true}
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if id := resp.Request.Header.Get("X-Request-Id"); id != "" && p.echo.Load() {
+			resp.Header.Set("X-Request-Id", id)
+		}
+		return nil
+	}
 	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
@@ -404,6 +460,7 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p.mu.Lock()
 			p.counts[r.URL.Path]++
+			p.ids[r.URL.Path] = r.Header.Get("X-Request-Id")
 			p.mu.Unlock()
 			time.Sleep(time.Duration(p.delay.Load()))
 			rp.ServeHTTP(w, r)
