@@ -2,7 +2,6 @@ package edge
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 )
 
@@ -22,4 +21,3 @@ func TestHeadOfUnknownPath(t *testing.T) {
 		}
 	}
 }
-
