@@ -47,9 +47,9 @@ chart-check: ## helm lint, render matrix, strict decoding, policies, and the cac
 .PHONY: lint
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	@for m in $(MODULES); do (cd $$m && go vet ./... && $(BIN)/golangci-lint run --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
+	@for m in $(MODULES); do (cd $$m && go vet ./... && $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
 	@bad=$$(gofmt -l hack/bench); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	@cd hack/bench && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --config $(CURDIR)/hack/golangci.yml ./...
+	@cd hack/bench && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...
 	@echo "lint: clean"
 
 .PHONY: tidy
