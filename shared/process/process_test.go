@@ -79,6 +79,7 @@ func TestSetupAndServe(t *testing.T) {
 func TestSetupRefusesRedisCredentials(t *testing.T) {
 	srv := redistest.StartWithPassword(t, "right-horse-battery")
 	t.Setenv("TOKEN_MINT", config.DemoMint)
+	t.Setenv("TOKEN_MAX_SUPPLY", config.DemoMaxSupply)
 	for name, url := range map[string]string{
 		"wrong password": "redis://:wrong-staple@" + srv.Addr(),
 		"no password":    "redis://" + srv.Addr(),
