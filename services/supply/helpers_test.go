@@ -127,7 +127,7 @@ func newFixtureOn(t testing.TB, sim *solanasim.Server, url, mint string, o fixtu
 // raw returns the stored bytes of domain d (nil when absent).
 func (f *fixture) raw(t testing.TB, d contract.Domain) []byte {
 	t.Helper()
-	vals, err := f.backend.MGet(context.Background(), contract.DocumentKey(f.mint, d))
+	vals, err := f.backend.MGet(context.Background(), store.DefaultMaxValueBytes, contract.DocumentKey(f.mint, d))
 	if err != nil {
 		t.Fatal(err)
 	}

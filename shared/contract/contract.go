@@ -171,7 +171,7 @@ func (e Envelope) Validate() error {
 	case e.SchemaVersion != SchemaVersion:
 		return fmt.Errorf("%w %d (this build knows %d)", ErrUnknownSchema, e.SchemaVersion, SchemaVersion)
 	case !e.Domain.Valid():
-		return fmt.Errorf("unknown domain %q", e.Domain)
+		return fmt.Errorf("unknown domain %.32q", e.Domain) // bounded: any writer's bytes
 	case e.Mint == "":
 		return errors.New("envelope without mint")
 	case e.UpdatedAt.IsZero():

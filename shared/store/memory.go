@@ -54,8 +54,11 @@ func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Durat
 	return nil
 }
 
-// MGet implements Backend.
-func (m *Memory) MGet(_ context.Context, keys ...string) ([]Value, error) {
+// MGet implements Backend: a value above limit is not copied.
+func (m *Memory) MGet(_ context.Context, limit int64, keys ...string) ([]Value, error) {
+	if limit <= 0 {
+		return nil, errors.New("read limit must be positive")
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
@@ -68,7 +71,30 @@ func (m *Memory) MGet(_ context.Context, keys ...string) ([]Value, error) {
 		if !ok || !now.Before(e.expires) {
 			continue
 		}
-		out[i] = Value{Data: append([]byte(nil), e.data...), TTL: e.expires.Sub(now), Found: true}
+		v := Value{TTL: e.expires.Sub(now), Found: true, Size: int64(len(e.data))}
+		if v.Size > limit {
+			v.TooLarge = true
+		} else {
+			v.Data = append([]byte(nil), e.data...)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Stat implements Backend.
+func (m *Memory) Stat(_ context.Context, keys ...string) ([]Stat, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	now := m.now()
+	out := make([]Stat, len(keys))
+	for i, k := range keys {
+		if e, ok := m.vals[k]; ok && now.Before(e.expires) {
+			out[i] = Stat{Found: true, Size: int64(len(e.data)), TTL: e.expires.Sub(now)}
+		}
 	}
 	return out, nil
 }

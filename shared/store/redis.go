@@ -103,37 +103,43 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	return r.c.Set(ctx, key, value, ttl).Err()
 }
 
-// MGet implements Backend: GET and PTTL of every key in one pipeline.
-func (r *Redis) MGet(ctx context.Context, keys ...string) ([]Value, error) {
-	gets := make([]*redis.StringCmd, len(keys))
+// MGet implements Backend: PTTL, STRLEN and GETRANGE 0..limit of every
+// key in one pipeline, so a value above limit is never transferred whole.
+func (r *Redis) MGet(ctx context.Context, limit int64, keys ...string) ([]Value, error) {
+	if limit <= 0 {
+		return nil, errors.New("read limit must be positive")
+	}
 	ttls := make([]*redis.DurationCmd, len(keys))
+	sizes := make([]*redis.IntCmd, len(keys))
+	gets := make([]*redis.StringCmd, len(keys))
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			gets[i] = p.Get(ctx, k)
 			ttls[i] = p.PTTL(ctx, k)
+			sizes[i] = p.StrLen(ctx, k)
+			gets[i] = p.GetRange(ctx, k, 0, limit) // at most limit+1 bytes: enough to tell "longer"
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Value, len(keys))
 	for i := range keys {
-		b, err := gets[i].Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue
+		ttl, found := redisTTL(ttls[i].Val())
+		if !found {
+			continue // absent, or expired before the pipeline ran
 		}
+		b, err := gets[i].Bytes()
 		if err != nil {
 			return nil, err
 		}
-		ttl := ttls[i].Val()
-		if ttl == -2 {
-			continue // expired between the two commands
+		v := Value{TTL: ttl, Found: true, Size: max(sizes[i].Val(), int64(len(b)))}
+		if int64(len(b)) > limit {
+			v.TooLarge = true
+		} else {
+			v.Data, v.Size = b, int64(len(b)) // STRLEN may have seen another version
 		}
-		if ttl < 0 {
-			ttl = 0 // no expiry (-1)
-		}
-		out[i] = Value{Data: b, TTL: ttl, Found: true}
+		out[i] = v
 	}
 	return out, nil
 }
@@ -156,6 +162,41 @@ func (r *Redis) Exists(ctx context.Context, keys ...string) ([]bool, error) {
 		out[i] = c.Val() > 0
 	}
 	return out, nil
+}
+
+// Stat implements Backend: STRLEN and PTTL of every key in one pipeline.
+func (r *Redis) Stat(ctx context.Context, keys ...string) ([]Stat, error) {
+	ttls := make([]*redis.DurationCmd, len(keys))
+	sizes := make([]*redis.IntCmd, len(keys))
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			ttls[i] = p.PTTL(ctx, k)
+			sizes[i] = p.StrLen(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stat, len(keys))
+	for i := range keys {
+		if ttl, found := redisTTL(ttls[i].Val()); found {
+			out[i] = Stat{Found: true, Size: sizes[i].Val(), TTL: ttl}
+		}
+	}
+	return out, nil
+}
+
+// redisTTL reads a PTTL answer: -2 is an absent key, -1 one without expiry
+// (TTL 0).
+func redisTTL(ttl time.Duration) (time.Duration, bool) {
+	switch {
+	case ttl == -2:
+		return 0, false
+	case ttl < 0:
+		return 0, true
+	}
+	return ttl, true
 }
 
 // Publish implements Backend.

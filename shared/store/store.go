@@ -1,9 +1,15 @@
 // Package store keeps the domain documents and status records of
 // package contract, in Redis or in memory.
 //
-// A Backend moves bytes (SET with TTL, multi-GET with remaining TTL,
-// existence checks, publish/subscribe, ping); Store sits on a Backend and does everything
-// else — keys, envelopes, validation, update notifications — once, for both.
+// A Backend moves bytes (SET with TTL, a size-limited multi-GET with
+// remaining TTL, a per-key size and TTL without the value, existence
+// checks, publish/subscribe, ping); Store sits on a Backend and does
+// everything else — keys, envelopes, validation, update notifications —
+// once, for both.
+//
+// Every read is bounded: a value above the read's limit is never read
+// whole (DefaultMaxValueBytes for Store's own reads, the caller's for a
+// Reader).
 package store
 
 import (
@@ -19,13 +25,36 @@ import (
 // ErrNotFound is returned when a key is absent (never written, or expired).
 var ErrNotFound = errors.New("not found")
 
+// ErrTooLarge is wrapped by the error of a value above a read's limit.
+var ErrTooLarge = errors.New("stored value above the size limit")
+
+// DefaultMaxValueBytes bounds a value Store reads: the largest document
+// is a few tens of KiB, a status record a few KiB.
+const DefaultMaxValueBytes = 1 << 20
+
 // Value is what a Backend holds under one key.
 type Value struct {
+	// Data is the value; nil when TooLarge.
 	Data []byte
 	// TTL is the remaining time to live; 0 means the key has no expiry,
 	// which Store refuses for a document (it would never go away).
 	TTL   time.Duration
 	Found bool
+	// Size is the value's length in bytes.
+	Size int64
+	// TooLarge is set when Size is above the read's limit: the value was
+	// not read.
+	TooLarge bool
+}
+
+// Stat is what a Backend tells of a key without reading its value: a
+// fingerprint, since every write changes the length or restarts the TTL.
+type Stat struct {
+	Found bool
+	// Size is the value's length in bytes.
+	Size int64
+	// TTL is the remaining time to live, as in Value.
+	TTL time.Duration
 }
 
 // Subscription delivers published messages until closed.
@@ -39,8 +68,13 @@ type Subscription interface {
 type Backend interface {
 	// Set stores value under key for ttl (ttl > 0).
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
-	// MGet returns one Value per key, in order; absent keys have Found false.
-	MGet(ctx context.Context, keys ...string) ([]Value, error)
+	// MGet returns one Value per key, in order; absent keys have Found
+	// false. It reads at most limit bytes (> 0) of a value: a longer one
+	// comes back TooLarge, with its Size and no Data.
+	MGet(ctx context.Context, limit int64, keys ...string) ([]Value, error)
+	// Stat returns each key's size and remaining TTL, in order, without
+	// reading the values.
+	Stat(ctx context.Context, keys ...string) ([]Stat, error)
 	// Exists reports, per key and in order, whether it is present (a key
 	// past its TTL is not), without moving its value.
 	Exists(ctx context.Context, keys ...string) ([]bool, error)
@@ -117,8 +151,9 @@ func (s *Store) Read(ctx context.Context, d contract.Domain) (Document, error) {
 
 // ReadAll returns the documents of the given domains (all four when none
 // is named) in one round trip. Absent domains are missing from the map;
-// a domain whose value cannot be used (unknown schema_version, garbage) is
-// in errs instead. err is set only when the backend failed.
+// a domain whose value cannot be used (unknown schema_version, garbage,
+// larger than DefaultMaxValueBytes) is in errs instead. err is set only
+// when the backend failed.
 func (s *Store) ReadAll(ctx context.Context, domains ...contract.Domain) (docs map[contract.Domain]Document, errs map[contract.Domain]error, err error) {
 	if len(domains) == 0 {
 		domains = contract.Domains
@@ -127,7 +162,7 @@ func (s *Store) ReadAll(ctx context.Context, domains ...contract.Domain) (docs m
 	for i, d := range domains {
 		keys[i] = contract.DocumentKey(s.mint, d)
 	}
-	vals, err := s.b.MGet(ctx, keys...)
+	vals, err := s.b.MGet(ctx, DefaultMaxValueBytes, keys...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read documents: %w", err)
 	}
@@ -138,28 +173,41 @@ func (s *Store) ReadAll(ctx context.Context, domains ...contract.Domain) (docs m
 			continue
 		}
 		d := domains[i]
-		if v.TTL <= 0 {
-			// every writer sets a TTL: a key without one was written by
-			// hand or by something else, and would outlive every contract
-			errs[d] = fmt.Errorf("%s: key has no TTL", d)
-			continue
+		if doc, err := s.document(d, v, DefaultMaxValueBytes); err != nil {
+			errs[d] = err
+		} else {
+			docs[d] = doc
 		}
-		var env contract.Envelope
-		if err := json.Unmarshal(v.Data, &env); err != nil {
-			errs[d] = fmt.Errorf("%s: undecodable envelope: %w", d, err)
-			continue
-		}
-		if err := env.Validate(); err != nil {
-			errs[d] = fmt.Errorf("%s: %w", d, err)
-			continue
-		}
-		if env.Domain != d || env.Mint != s.mint {
-			errs[d] = fmt.Errorf("%s: key holds %s of mint %s", d, env.Domain, env.Mint)
-			continue
-		}
-		docs[d] = Document{Envelope: env, TTL: v.TTL}
 	}
 	return docs, errs, nil
+}
+
+// document checks and decodes the value found under d's key.
+func (s *Store) document(d contract.Domain, v Value, limit int64) (Document, error) {
+	if v.TooLarge {
+		return Document{}, tooLarge(d, v.Size, limit)
+	}
+	if v.TTL <= 0 {
+		// every writer sets a TTL: a key without one was written by
+		// hand or by something else, and would outlive every contract
+		return Document{}, fmt.Errorf("%s: key has no TTL", d)
+	}
+	var env contract.Envelope
+	if err := json.Unmarshal(v.Data, &env); err != nil {
+		return Document{}, fmt.Errorf("%s: undecodable envelope: %w", d, err)
+	}
+	if err := env.Validate(); err != nil {
+		return Document{}, fmt.Errorf("%s: %w", d, err)
+	}
+	if env.Domain != d || env.Mint != s.mint {
+		// %.64q: the fields are another writer's, of any length
+		return Document{}, fmt.Errorf("%s: key holds %.64q of mint %.64q", d, env.Domain, env.Mint)
+	}
+	return Document{Envelope: env, TTL: v.TTL}, nil
+}
+
+func tooLarge(d contract.Domain, size, limit int64) error {
+	return fmt.Errorf("%s: %w: %d bytes, more than %d; not read", d, ErrTooLarge, size, limit)
 }
 
 // WriteStatus stores a collector's status record.
@@ -179,24 +227,15 @@ func (s *Store) WriteStatus(ctx context.Context, st contract.Status) error {
 
 // ReadStatuses returns the status records of every collector that has one.
 func (s *Store) ReadStatuses(ctx context.Context) (map[string]contract.Status, error) {
-	keys := make([]string, len(contract.Collectors))
-	for i, c := range contract.Collectors {
-		keys[i] = contract.StatusKey(s.mint, c)
-	}
-	vals, err := s.b.MGet(ctx, keys...)
+	vals, err := s.b.MGet(ctx, DefaultMaxValueBytes, s.statusKeys()...)
 	if err != nil {
 		return nil, fmt.Errorf("read status records: %w", err)
 	}
 	out := make(map[string]contract.Status, len(vals))
 	for i, v := range vals {
-		if !v.Found {
-			continue
+		if st, ok := status(v); ok {
+			out[contract.Collectors[i]] = st
 		}
-		var st contract.Status
-		if err := json.Unmarshal(v.Data, &st); err != nil {
-			continue // a record we cannot read is as good as none
-		}
-		out[contract.Collectors[i]] = st
 	}
 	return out, nil
 }
@@ -227,6 +266,24 @@ func (s *Store) Missing(ctx context.Context, collector string, domains ...contra
 		}
 	}
 	return docs, collector != "" && !found[len(found)-1], nil
+}
+
+func (s *Store) statusKeys() []string {
+	keys := make([]string, len(contract.Collectors))
+	for i, c := range contract.Collectors {
+		keys[i] = contract.StatusKey(s.mint, c)
+	}
+	return keys
+}
+
+// status decodes a status record; a record that is absent, too large or
+// unreadable is as good as none.
+func status(v Value) (contract.Status, bool) {
+	var st contract.Status
+	if !v.Found || v.TooLarge || json.Unmarshal(v.Data, &st) != nil {
+		return contract.Status{}, false
+	}
+	return st, true
 }
 
 // Updates subscribes to the updates channel: each message is a domain
