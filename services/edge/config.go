@@ -21,6 +21,10 @@ type Config struct {
 	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" envDefault:"2s" min:"100ms"`
 	// StoreTimeout bounds one read of the store (EDGE_STORE_TIMEOUT).
 	StoreTimeout time.Duration `env:"STORE_TIMEOUT" envDefault:"2s" min:"1ns"`
+	// MaxDocumentBytes bounds a value read from the store: a document or
+	// status record above it is refused without being read
+	// (EDGE_MAX_DOCUMENT_BYTES, 4 KiB to 64 MiB).
+	MaxDocumentBytes int64 `env:"MAX_DOCUMENT_BYTES" envDefault:"1048576" min:"4096" max:"67108864"`
 	// CacheControlMarket is Cache-Control of the market group (EDGE_CACHE_CONTROL_MARKET).
 	CacheControlMarket string `env:"CACHE_CONTROL_MARKET" envDefault:"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"`
 	// CacheControlSupply is Cache-Control of the supply group (EDGE_CACHE_CONTROL_SUPPLY).

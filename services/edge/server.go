@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,7 @@ type Server struct {
 	token   config.Token
 	cfg     Config
 	store   *store.Store
+	reader  *store.Reader
 	log     *slog.Logger
 	demo    bool
 	now     func() time.Time
@@ -103,7 +105,8 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	if token.Mint != deps.Store.Mint() {
 		return nil, fmt.Errorf("token mint %s differs from the store's mint %s", token.Mint, deps.Store.Mint())
 	}
-	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, log: deps.Log, demo: deps.Demo,
+	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, reader: deps.Store.NewReader(cfg.MaxDocumentBytes),
+		log: deps.Log, demo: deps.Demo,
 		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -243,7 +246,9 @@ func (s *Server) refusedConn() {
 
 // Refresher keeps the snapshot current until ctx is done: it re-reads the
 // store when a collector publishes an update, every SnapshotPoll, and
-// re-renders when a domain crosses its stale-after or its TTL.
+// re-renders when a domain crosses its stale-after or its TTL. A poll
+// fetches only the documents whose size or expiry moved; a notification
+// also fetches the domains it names.
 func (s *Server) Refresher(ctx context.Context) error {
 	s.Refresh(ctx)
 	var updates <-chan contract.Domain
@@ -271,34 +276,38 @@ func (s *Server) Refresher(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-updates:
+		case d, ok := <-updates:
 			if !ok { // subscription ended: poll, and try again on the next tick
 				updates, closeSub = nil, nil
 				continue
 			}
-			drain(updates)
-			s.Refresh(ctx)
+			s.refresh(ctx, drain(updates, d)...)
 		case <-poll.C:
 			if updates == nil {
 				subscribe()
 			}
-			s.Refresh(ctx)
+			s.refresh(ctx)
 		case <-change.C:
 			s.rerender()
 		}
 	}
 }
 
-// drain empties ch of queued notifications: one refresh reads them all.
-func drain(ch <-chan contract.Domain) {
+// drain empties ch of queued notifications and returns the domains they
+// name, first included: one refresh reads them all.
+func drain(ch <-chan contract.Domain, first contract.Domain) []contract.Domain {
+	ds := []contract.Domain{first}
 	for {
 		select {
-		case _, ok := <-ch:
+		case d, ok := <-ch:
 			if !ok {
-				return
+				return ds
+			}
+			if !slices.Contains(ds, d) {
+				ds = append(ds, d)
 			}
 		default:
-			return
+			return ds
 		}
 	}
 }
@@ -315,18 +324,21 @@ func (s *Server) untilNextChange() time.Duration {
 	return d
 }
 
-// Refresh reads the store once and publishes a new view when anything
-// changed. A failed read keeps the current snapshot.
-func (s *Server) Refresh(ctx context.Context) {
+// Refresh reads the store once, every document fetched again, and
+// publishes a new view when anything changed. A failed read keeps the
+// current snapshot.
+func (s *Server) Refresh(ctx context.Context) { s.refresh(ctx, contract.Domains...) }
+
+// refresh is Refresh fetching only the fetch domains and the documents
+// whose size or expiry moved (store.Reader); a value above
+// EDGE_MAX_DOCUMENT_BYTES is refused unread.
+func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
 	defer cancel()
-	docs, errs, err := s.store.ReadAll(rctx)
-	var statuses map[string]contract.Status
-	if err == nil {
-		statuses, err = s.store.ReadStatuses(rctx)
-	}
+	snap, err := s.reader.Read(rctx, fetch...)
+	docs, errs, statuses := snap.Docs, snap.Errs, snap.Statuses
 	now := s.now()
 	prevHealth := s.health.Load()
 	if err != nil {
