@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/store"
 )
 
 // FuzzDocument feeds arbitrary bytes as a stored document's data (the one
@@ -49,6 +51,68 @@ func FuzzDocument(f *testing.F) {
 				t.Fatalf("%s: invalid JSON", renderedRoutes[i].path)
 			}
 		}
+	})
+}
+
+// FuzzStoredValue feeds arbitrary bytes as the whole value of a domain
+// key and of a status record key, read the way the refresher reads them
+// (store.Reader, then merge's checks): nothing panics, a value the edge
+// takes renders no 500, and /api/status stays valid JSON.
+func FuzzStoredValue(f *testing.F) {
+	for _, d := range contract.Domains {
+		env, err := contract.NewEnvelope(edgetest.Token().Mint, d, t0.Add(-30*time.Second), edgetest.Source(d, false), edgetest.Doc(d))
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, _ := json.Marshal(env)
+		f.Add(string(d), b, []byte(`{"collector":"holders","runs":{}}`))
+	}
+	st0, _ := json.Marshal(edgetest.Unsupported(t0))
+	f.Add("holders", []byte(`{"schema_version":1,"domain":"holders","mint":"x","updated_at":"2099-01-01T00:00:00Z","data":{}}`), st0)
+	f.Add("market", []byte(`{"schema_version":1,"domain":"market\u0000","data":null}`), []byte(`{"runs":{"holders":{"ok":false,"error":"\u202e"}}}`))
+	f.Add("supply", []byte(`not json`), []byte(`[]`))
+	mint := edgetest.Token().Mint
+	mem := store.NewMemory()
+	f.Cleanup(func() { _ = mem.Close() })
+	st := store.New(mem, mint)
+	h := newHarness(f, st)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, domain string, value, status []byte) {
+		d := contract.Domain(domain)
+		if !d.Valid() {
+			return
+		}
+		if err := mem.Set(ctx, contract.DocumentKey(mint, d), value, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Set(ctx, contract.StatusKey(mint, contract.CollectorHolders), status, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		// A fresh reader and an empty previous state: the outcome depends
+		// on the input alone.
+		snap, err := st.NewReader(4 << 10).Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := map[contract.Domain]readDoc{}
+		for dd, doc := range snap.Docs {
+			read[dd] = readDoc{env: doc.Envelope, expires: t0.Add(doc.TTL)}
+		}
+		next, _ := merge(nil, read, snap.Errs, snap.Statuses, t0)
+		if next.docs[d] != nil { // rendering is FuzzDocument's; this checks what reaches it
+			for i, resp := range h.srv.render(next, t0).routes {
+				if resp.status == http.StatusInternalServerError {
+					t.Fatalf("%s: 500 for a stored %s value %q", renderedRoutes[i].path, d, value)
+				}
+			}
+		}
+		h.srv.view.Store(&view{st: next}) // what /api/status reads
+		h.srv.statuses.Store(&snap.Statuses)
+		body, err := encodeJSON(h.srv.statusReport())
+		if err != nil || !json.Valid(body) {
+			t.Fatalf("/api/status: %v %q", err, body)
+		}
+		_ = mem.Set(ctx, contract.DocumentKey(mint, d), nil, time.Nanosecond) // gone for the next input
 	})
 }
 
