@@ -42,6 +42,13 @@ const (
 	GeckoNotFound     Kind = "gecko_not_found"      // GeckoTerminal 404
 )
 
+// Endless kinds: an upstream that does not stop talking. Middleware
+// leaves them to the route.
+const (
+	EndlessStream Kind = "endless_stream" // getProgramAccounts streams new accounts until the client hangs up; getTokenAccounts pages without end
+	HugeError     Kind = "huge_error"     // a JSON-RPC error whose message is 8 MiB (multi-byte text included)
+)
+
 // Data kinds: the route answers 200 with its normal data plus extra pairs
 // whose values are hostile, or odd but real (the market simulator, dexsim,
 // documents each pair). Middleware leaves them to the route.

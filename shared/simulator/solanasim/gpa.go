@@ -239,19 +239,7 @@ func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter,
 				item = append(item, ',')
 			}
 			first = false
-			item = append(item, `{"pubkey":"`...)
-			item = appendBase58Key(item, &a.address)
-			item = append(item, `","account":{"lamports":`...)
-			item = strconv.AppendUint(item, rentExempt(len(data)), 10)
-			item = append(item, `,"data":`...)
-			item, _ = appendEncodedData(item, slice.apply(data), enc) // checked up front
-			item = append(item, `,"owner":"`...)
-			item = append(item, owner...)
-			item = append(item, `","executable":false,"rentEpoch":`...)
-			item = append(item, maxRentEpoch...)
-			item = append(item, `,"space":`...)
-			item = strconv.AppendInt(item, int64(len(data)), 10)
-			item = append(item, "}}"...)
+			item = appendKeyedAccount(item, &a.address, data, slice, enc, owner)
 			if _, err := o.Write(item); err != nil {
 				return err
 			}
@@ -268,6 +256,24 @@ func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter,
 		}
 	}
 	return o.WriteByte(']')
+}
+
+// appendKeyedAccount appends one {"pubkey":…,"account":{…}} element of a
+// getProgramAccounts answer; enc was checked up front.
+func appendKeyedAccount(item []byte, address *pubkey, data []byte, slice *dataSlice, enc, owner string) []byte {
+	item = append(item, `{"pubkey":"`...)
+	item = appendBase58Key(item, address)
+	item = append(item, `","account":{"lamports":`...)
+	item = strconv.AppendUint(item, rentExempt(len(data)), 10)
+	item = append(item, `,"data":`...)
+	item, _ = appendEncodedData(item, slice.apply(data), enc)
+	item = append(item, `,"owner":"`...)
+	item = append(item, owner...)
+	item = append(item, `","executable":false,"rentEpoch":`...)
+	item = append(item, maxRentEpoch...)
+	item = append(item, `,"space":`...)
+	item = strconv.AppendInt(item, int64(len(data)), 10)
+	return append(item, "}}"...)
 }
 
 const b58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

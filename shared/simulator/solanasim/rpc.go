@@ -288,8 +288,11 @@ func (s *Server) answer(r *http.Request, o *out, c *call) error {
 	var res resultFunc
 	if rerr == nil && c.fault != nil {
 		rerr = s.protocolFault(r, c.method, c.fault.Kind)
+		if rerr == nil && c.fault.Kind == fault.EndlessStream {
+			res, rerr = s.endless(r.Context(), c.method, c.params)
+		}
 	}
-	if rerr == nil {
+	if rerr == nil && res == nil {
 		m, ok := methods[c.method]
 		if !ok {
 			rerr = &rpcError{Code: CodeMethodNotFound, Message: "Method not found"}
@@ -331,6 +334,8 @@ func (s *Server) protocolFault(r *http.Request, method string, k fault.Kind) *rp
 		return invalidParams("Invalid params: invalid type: injected fault for " + method)
 	case fault.RPCKeyEcho:
 		return keyEchoError(r, method)
+	case fault.HugeError:
+		return hugeError()
 	}
 	return nil // a fault meant for another simulator: ignore it
 }
