@@ -64,7 +64,7 @@ func BenchmarkCount(b *testing.B) {
 	for b.Loop() {
 		c := holders.NewCount()
 		for i := range keys {
-			c.Add(&keys[i], 1)
+			_ = c.Add(&keys[i], 1)
 		}
 	}
 }

@@ -38,6 +38,15 @@ type Config struct {
 	// ProgressInterval is how often a long enumeration logs its progress
 	// (HOLDERS_PROGRESS_INTERVAL).
 	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s" min:"1ns"`
+	// MaxAccounts is the most token accounts one enumeration reads before
+	// it fails with enumeration_too_large (HOLDERS_MAX_ACCOUNTS): far
+	// above any token's, it stops a node that streams without end.
+	MaxAccounts int64 `env:"MAX_ACCOUNTS" envDefault:"20000000" min:"1"`
+	// MaxMemoryBytes is the most memory the owner set may take, 43 to 54
+	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 512 MiB: about
+	// 10 million holders; at least 4 MiB, the empty set and its first
+	// chunk of keys).
+	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" envDefault:"536870912" min:"4194304"`
 }
 
 // DefaultConfig is Config with every default, as LoadConfig gives it on

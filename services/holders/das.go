@@ -79,7 +79,7 @@ func DecodeDASPage(r io.Reader, mint string, c *Count) (cursor string, n int, sl
 	}
 	switch {
 	case p.Error != nil:
-		return "", 0, 0, &RPCError{Code: p.Error.Code, Message: p.Error.Message}
+		return "", 0, 0, &RPCError{Code: p.Error.Code, Message: clipMessage([]byte(p.Error.Message))}
 	case p.Result == nil:
 		return "", 0, 0, &SyntaxError{Msg: "a JSON-RPC response without result or error"}
 	}
@@ -96,7 +96,9 @@ func DecodeDASPage(r io.Reader, mint string, c *Count) (cursor string, n int, sl
 			return "", 0, 0, &SyntaxError{Msg: fmt.Sprintf("token_accounts[%d].owner %.44q is not an address", i, a.Owner)}
 		}
 		copy(owner[:], b)
-		c.Add(&owner, *a.Amount)
+		if err := c.Add(&owner, *a.Amount); err != nil {
+			return "", 0, 0, err
+		}
 	}
 	return p.Result.Cursor, len(p.Result.TokenAccounts), p.Result.LastIndexedSlot, nil
 }

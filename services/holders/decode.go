@@ -134,8 +134,10 @@ func (s *scanner) rpcError() (*RPCError, error) {
 			e.Code, err = s.int()
 			gotCode = true
 		case "message":
+			// A node's message may run to megabytes: keep what
+			// clipMessage keeps and skip the rest unread.
 			var m []byte
-			if m, err = s.str(); err == nil {
+			if m, err = s.strPrefix(maxNodeMessage + 1); err == nil {
 				e.Message = clipMessage(m)
 			}
 		default:
@@ -153,6 +155,85 @@ func (s *scanner) rpcError() (*RPCError, error) {
 		return nil, s.syntax("a JSON-RPC error without code")
 	}
 	return e, nil
+}
+
+// maxAccountInfo bounds a getAccountInfo answer: a few hundred bytes, or
+// a node's error message of a few MiB.
+const maxAccountInfo = 16 << 20
+
+// DecodeAccountOwner reads a getAccountInfo response and returns the
+// account's owner program, or exists false when the account does not
+// exist. A JSON-RPC error object is an *RPCError with its message clipped;
+// at most 16 MiB are read, in a fixed window.
+func DecodeAccountOwner(r io.Reader) (owner string, exists bool, err error) {
+	s := newScanner(io.LimitReader(r, maxAccountInfo))
+	err = s.response(func() error {
+		more, err := s.open('{', '}')
+		gotValue := false
+		for more && err == nil {
+			var k []byte
+			if k, err = s.key(); err != nil {
+				return err
+			}
+			if string(k) != "value" {
+				err = s.skip()
+			} else if gotValue = true; s.peekIs('n') {
+				err = s.literal("null")
+			} else {
+				owner, err = s.accountOwner()
+				exists = err == nil
+			}
+			if err != nil {
+				return err
+			}
+			more, err = s.next('}')
+		}
+		if err == nil && !gotValue {
+			return s.syntax("a result without value")
+		}
+		return err
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return owner, exists, nil
+}
+
+// peekIs reports whether the next byte after whitespace is c.
+func (s *scanner) peekIs(c byte) bool {
+	got, err := s.peek()
+	return err == nil && got == c
+}
+
+// accountOwner parses an account object and returns its "owner".
+func (s *scanner) accountOwner() (string, error) {
+	var owner []byte
+	more, err := s.open('{', '}')
+	for more && err == nil {
+		var k []byte
+		if k, err = s.key(); err != nil {
+			return "", err
+		}
+		if string(k) == "owner" {
+			var o []byte
+			if o, err = s.str(); err == nil {
+				owner = append(owner[:0], o...)
+			}
+		} else {
+			err = s.skip()
+		}
+		if err != nil {
+			return "", err
+		}
+		more, err = s.next('}')
+	}
+	if err != nil {
+		return "", err
+	}
+	if owner == nil {
+		return "", s.syntax("an account without owner")
+	}
+	return string(owner), nil
 }
 
 type gpaDecoder struct {
@@ -266,8 +347,7 @@ func (d *gpaDecoder) keyedAccount() error {
 	case !gotData:
 		return s.syntax("an account without data")
 	}
-	d.c.Add(&owner, amount)
-	return nil
+	return d.c.Add(&owner, amount)
 }
 
 // account parses the account object; only "data" is kept.

@@ -141,7 +141,7 @@ func TestCountMatchesMap(t *testing.T) {
 		if rng.UintN(4) > 0 {
 			amount = rng.Uint64()
 		}
-		c.Add(&o, amount)
+		_ = c.Add(&o, amount)
 		accounts++
 		if amount > 0 {
 			nonZero++

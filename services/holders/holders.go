@@ -17,7 +17,6 @@ package holders
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,6 +147,7 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 	started := time.Now()
 	count := NewCount()
+	count.Limit(uint64(c.cfg.MaxAccounts), c.cfg.MaxMemoryBytes)
 	var (
 		doc contract.Holders
 		err error
@@ -278,47 +278,23 @@ func (c *Collector) resolveProgram(ctx context.Context) (string, error) {
 	if p != "" {
 		return p, nil
 	}
-	var resp struct {
-		Result *struct {
-			Value *struct {
-				Owner string `json:"owner"`
-			} `json:"value"`
-		} `json:"result"`
-		Error *struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
 	params := []any{c.mint, map[string]any{"encoding": "base64", "commitment": c.cfg.Commitment,
 		"dataSlice": dataSlice{0, 0}}}
+	var exists bool
 	err := c.rpc.call(ctx, methodAccountInfo, params, func(r io.Reader) error {
-		if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&resp); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return fmt.Errorf("%w: %w", errTruncated, err)
-			}
-			var se *json.SyntaxError
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &se) || errors.As(err, &te) {
-				return &SyntaxError{Msg: err.Error()}
-			}
-			return &streamError{err: err}
-		}
-		return nil
+		var err error
+		p, exists, err = DecodeAccountOwner(r)
+		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case resp.Error != nil:
-		return "", classifyRPC(methodAccountInfo, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message})
-	case resp.Result == nil:
-		return "", collector.Errorf(contract.ErrKindInvalid, false, "getAccountInfo: a response without result")
-	case resp.Result.Value == nil:
+	if !exists {
 		return "", &collector.Error{Kind: contract.ErrKindConfig,
 			Message: "getAccountInfo: the mint account " + c.mint + " does not exist on the RPC node's ledger",
 			Remedy:  "check TOKEN_MINT and that HOLDERS_RPC_URL serves the cluster of the token"}
 	}
-	switch p = resp.Result.Value.Owner; p {
+	switch p {
 	case contract.ProgramIDToken, contract.ProgramIDToken2022:
 	default:
 		return "", &collector.Error{Kind: contract.ErrKindConfig,

@@ -515,6 +515,8 @@ func TestConfig(t *testing.T) {
 		"HOLDERS_DAS_PAGE_LIMIT":    func(c *holders.Config) { c.DASPageLimit = 1001 },
 		"HOLDERS_COMMITMENT":        func(c *holders.Config) { c.Commitment = "final" },
 		"HOLDERS_PROGRESS_INTERVAL": func(c *holders.Config) { c.ProgressInterval = -1 },
+		"HOLDERS_MAX_ACCOUNTS":      func(c *holders.Config) { c.MaxAccounts = 0 },
+		"HOLDERS_MAX_MEMORY_BYTES":  func(c *holders.Config) { c.MaxMemoryBytes = 1 << 20 },
 	} {
 		c := holders.DefaultConfig()
 		mut(&c)
@@ -529,7 +531,8 @@ func TestConfig(t *testing.T) {
 		t.Errorf("LoadConfig = %+v, %v", c, err)
 	}
 	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
-		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second}) {
+		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
+		MaxAccounts: 20_000_000, MaxMemoryBytes: 512 << 20}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 	mem := store.NewMemory()

@@ -32,6 +32,9 @@ const (
 		"or set HOLDERS_METHOD=das with a Helius DAS endpoint in HOLDERS_RPC_URL"
 	RemedyDAS = "set HOLDERS_RPC_URL to an endpoint that serves the DAS method getTokenAccounts (Helius), " +
 		"or set HOLDERS_METHOD=getProgramAccounts with an RPC node that indexes token accounts by mint"
+	RemedyTooLarge = "if the token really has that many accounts, raise HOLDERS_MAX_ACCOUNTS and HOLDERS_MAX_MEMORY_BYTES " +
+		"(about 54 bytes a holder) and the collector's memory limit; if not, the RPC node lists accounts without end: " +
+		"use another node, or HOLDERS_METHOD=das with a DAS endpoint"
 )
 
 // rpcClient posts JSON-RPC requests to one endpoint. Its errors never
@@ -152,10 +155,13 @@ func classifyRead(ctx context.Context, method string, err error) error {
 		synErr *SyntaxError
 		stErr  *streamError
 		ce     *collector.Error
+		limErr *LimitError
 	)
 	switch {
 	case errors.As(err, &ce):
 		return ce
+	case errors.As(err, &limErr):
+		return tooLarge(method, limErr)
 	case errors.As(err, &rpcErr):
 		return classifyRPC(method, rpcErr)
 	case errors.Is(err, errTruncated):
@@ -179,6 +185,16 @@ func classifyRead(ctx context.Context, method string, err error) error {
 		return collector.Errorf(contract.ErrKindUnavailable, true, "%s: the stream broke before its end; no partial count is kept", method)
 	}
 	return collector.Errorf(contract.ErrKindInvalid, false, "%s: unreadable response", method)
+}
+
+// tooLarge is the error of an enumeration that met a ceiling of Config.
+func tooLarge(method string, e *LimitError) *collector.Error {
+	msg := fmt.Sprintf("%s: the node listed more than %d token accounts (HOLDERS_MAX_ACCOUNTS)", method, e.MaxAccounts)
+	if e.MaxAccounts == 0 {
+		msg = fmt.Sprintf("%s: the owner set would pass %d MiB (HOLDERS_MAX_MEMORY_BYTES) at %d holders of %d token accounts",
+			method, e.MaxBytes>>20, e.Holders, e.Accounts)
+	}
+	return &collector.Error{Kind: contract.ErrKindTooLarge, Message: msg + "; no partial count is kept", Remedy: RemedyTooLarge}
 }
 
 // classifyRPC maps a JSON-RPC error object. The message comes from the

@@ -216,7 +216,11 @@ func (s *scanner) str() ([]byte, error) {
 			}
 			// An escaped quote may end the span early: unescape, which
 			// also finds the real end.
-			return s.unescape()
+			out, done, err := s.unescape(scanBufSize + 1)
+			if err == nil && !done {
+				err = s.syntax("a value the decoder keeps is longer than %d bytes", scanBufSize)
+			}
+			return out, err
 		}
 		k = s.end - s.pos
 		if !s.more() {
@@ -225,32 +229,45 @@ func (s *scanner) str() ([]byte, error) {
 	}
 }
 
+// strPrefix reads a string value of any length and returns its first n
+// bytes or a little more (unescaped; a multi-byte character may be cut);
+// the rest is skipped unread. The slice is valid until the next call on
+// the scanner.
+func (s *scanner) strPrefix(n int) ([]byte, error) {
+	if err := s.expect('"'); err != nil {
+		return nil, err
+	}
+	out, done, err := s.unescape(n)
+	if err == nil && !done {
+		err = s.skipStringBody()
+	}
+	return out, err
+}
+
 // unescape decodes the string starting at s.pos (after its quote) into
-// scratch, reading more as needed.
-func (s *scanner) unescape() ([]byte, error) {
-	out := s.scratch[:0]
-	for {
+// scratch, reading more as needed, until its closing quote (done) or
+// until limit bytes are decoded (the rest is left unread).
+func (s *scanner) unescape(limit int) (out []byte, done bool, err error) {
+	out = s.scratch[:0]
+	for len(out) < limit {
 		if s.pos >= s.end && !s.more() {
-			return nil, s.fail()
+			return nil, false, s.fail()
 		}
 		c := s.buf[s.pos]
 		switch {
 		case c == '"':
 			s.pos++
 			s.scratch = out
-			return out, nil
+			return out, true, nil
 		case c < 0x20:
-			return nil, s.syntax("control character in a string")
+			return nil, false, s.syntax("control character in a string")
 		case c != '\\':
 			out = append(out, c)
 			s.pos++
-			if len(out) > scanBufSize {
-				return nil, s.syntax("a value the decoder keeps is longer than %d bytes", scanBufSize)
-			}
 			continue
 		}
 		if err := s.need(2); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		e := s.buf[s.pos+1]
 		s.pos += 2
@@ -270,7 +287,7 @@ func (s *scanner) unescape() ([]byte, error) {
 		case 'u':
 			r, err := s.hex4()
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if utf16.IsSurrogate(r) {
 				r = utf8.RuneError
@@ -278,16 +295,18 @@ func (s *scanner) unescape() ([]byte, error) {
 					s.pos += 2
 					r2, err := s.hex4()
 					if err != nil {
-						return nil, err
+						return nil, false, err
 					}
 					r = utf16.DecodeRune(r, r2)
 				}
 			}
 			out = utf8.AppendRune(out, r)
 		default:
-			return nil, s.syntax("invalid escape \\%c", e)
+			return nil, false, s.syntax("invalid escape \\%c", e)
 		}
 	}
+	s.scratch = out
+	return out, false, nil
 }
 
 // need makes sure n bytes are in the window from s.pos.
@@ -328,6 +347,12 @@ func (s *scanner) skipString() error {
 	if err := s.expect('"'); err != nil {
 		return err
 	}
+	return s.skipStringBody()
+}
+
+// skipStringBody consumes the rest of a string whose opening quote is
+// read.
+func (s *scanner) skipStringBody() error {
 	for {
 		win := s.buf[s.pos:s.end]
 		q := bytes.IndexByte(win, '"')

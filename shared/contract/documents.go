@@ -240,6 +240,7 @@ const (
 	ErrKindInvalid     = "invalid_response"        // malformed, truncated or implausible data
 	ErrKindRPC         = "rpc_error"               // a JSON-RPC error object
 	ErrKindUnsupported = "enumeration_unsupported" // the node cannot enumerate token accounts
+	ErrKindTooLarge    = "enumeration_too_large"   // more token accounts or holders than the collector's ceilings
 	ErrKindNodeBehind  = "node_unhealthy"          // -32005
 	ErrKindStore       = "store_error"             // writing the document failed
 	ErrKindConfig      = "config_error"

@@ -1,0 +1,248 @@
+package holders_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+)
+
+// heapPeak samples the bytes of live heap objects until stop is called,
+// and returns the highest value above the baseline at the start.
+func heapPeak(t *testing.T) (stop func() uint64) {
+	t.Helper()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := read()
+	var (
+		peak uint64
+		wg   sync.WaitGroup
+	)
+	done := make(chan struct{})
+	wg.Go(func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, read())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return max(peak, base) - base
+	}
+}
+
+// TestEndlessStreamStopsAtCeiling: a node that lists accounts without end
+// (getProgramAccounts streaming until the client hangs up, or DAS pages
+// without a last one) meets a ceiling, the account count or the owner
+// set's memory: the run fails with enumeration_too_large and its remedy,
+// memory stays bounded, and the last good count stays served.
+func TestEndlessStreamStopsAtCeiling(t *testing.T) {
+	s, url := sim(t, classicToken(2000))
+	for _, tc := range []struct {
+		name, method, route string
+		accounts, memory    int64
+		variable            string
+	}{
+		{"gpa/accounts", contract.HoldersMethodGPA, "getProgramAccounts", 100_000, 512 << 20, "HOLDERS_MAX_ACCOUNTS"},
+		{"gpa/memory", contract.HoldersMethodGPA, "getProgramAccounts", 20_000_000, 8 << 20, "HOLDERS_MAX_MEMORY_BYTES"},
+		{"das/accounts", contract.HoldersMethodDAS, "getTokenAccounts", 20_000, 512 << 20, "HOLDERS_MAX_ACCOUNTS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := holders.DefaultConfig()
+			cfg.MaxAccounts, cfg.MaxMemoryBytes = tc.accounts, tc.memory
+			cfg.RPCTimeout = time.Minute // without a ceiling, the run would end here
+			f := newCollector(t, setup{url: url, mint: classicMint, method: tc.method, cfg: cfg})
+			if err := f.c.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			good, goodDoc := readHolders(t, f.store)
+
+			s.Faults().Inject(tc.route, fault.Fault{Kind: fault.EndlessStream})
+			defer s.Faults().Clear(tc.route)
+			peak := heapPeak(t)
+			started := time.Now()
+			err := f.c.RunOnce(ctx)
+			grew := peak()
+			var ce *collector.Error
+			if !errors.As(err, &ce) || ce.Kind != contract.ErrKindTooLarge {
+				t.Fatalf("err = %v after %s, want kind %s", err, time.Since(started).Round(time.Millisecond), contract.ErrKindTooLarge)
+			}
+			if !strings.Contains(ce.Message, tc.variable) || ce.Remedy != holders.RemedyTooLarge {
+				t.Errorf("message %q, remedy %q", ce.Message, ce.Remedy)
+			}
+			// The owner set's ceiling, the decoder's window and the
+			// simulator's own buffers: far from an endless stream's growth.
+			if limit := uint64(min(tc.memory, 16<<20)) + 48<<20; grew > limit {
+				t.Errorf("the heap grew by %d MiB during the run (bound %d MiB)", grew>>20, limit>>20)
+			}
+			st, err := f.store.ReadStatuses(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := st[contract.CollectorHolders].Runs[contract.DomainHolders]
+			if run.OK || run.ErrorKind != contract.ErrKindTooLarge || run.Remedy != holders.RemedyTooLarge {
+				t.Errorf("status run = %+v", run)
+			}
+			if after, afterDoc := readHolders(t, f.store); after.Holders != good.Holders || !afterDoc.UpdatedAt.Equal(goodDoc.UpdatedAt) {
+				t.Errorf("the last good count was replaced: %+v", after)
+			}
+		})
+	}
+}
+
+// maxStatusMessage is the runner's bound of a status record's message,
+// its "…" mark included.
+const maxStatusMessage = 512 + len("…")
+
+// TestHugeNodeMessageCapped: a node whose error message is 8 MiB (on the
+// enumeration, on DAS, on the program lookup) gives a status record and
+// log lines of bounded size, with the start of its message kept as the
+// node's error, in valid UTF-8.
+func TestHugeNodeMessageCapped(t *testing.T) {
+	s, url := sim(t, classicToken(500))
+	for _, tc := range []struct{ method, route string }{
+		{contract.HoldersMethodGPA, "getProgramAccounts"},
+		{contract.HoldersMethodGPA, "getAccountInfo"},
+		{contract.HoldersMethodDAS, "getTokenAccounts"},
+	} {
+		t.Run(tc.method+"/"+tc.route, func(t *testing.T) {
+			ctx := context.Background()
+			f := newCollector(t, setup{url: url, mint: classicMint, method: tc.method})
+			s.Faults().Inject(tc.route, fault.Fault{Kind: fault.HugeError})
+			defer s.Faults().Clear(tc.route)
+			err := f.c.RunOnce(ctx)
+			var ce *collector.Error
+			if !errors.As(err, &ce) || ce.Kind != contract.ErrKindRPC {
+				t.Fatalf("err = %v, want the node's error (%s)", err, contract.ErrKindRPC)
+			}
+			st, err := f.store.ReadStatuses(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := st[contract.CollectorHolders].Runs[contract.DomainHolders]
+			if len(run.Error) > maxStatusMessage || !utf8.ValidString(run.Error) || !strings.Contains(run.Error, "Internal error: nœud") {
+				t.Errorf("status message of %d bytes: %.120q", len(run.Error), run.Error)
+			}
+			raw, _ := json.Marshal(st[contract.CollectorHolders])
+			if len(raw) > 4<<10 {
+				t.Errorf("status record of %d bytes", len(raw))
+			}
+			for line := range strings.SplitSeq(strings.TrimSpace(f.logs.String()), "\n") {
+				if len(line) > 2<<10 || !utf8.ValidString(line) {
+					t.Errorf("log line of %d bytes: %.200s", len(line), line)
+				}
+			}
+		})
+	}
+}
+
+// TestCountCeilings: the owner set refuses an account past either ceiling
+// and counts nothing of it; without a ceiling it takes everything.
+func TestCountCeilings(t *testing.T) {
+	owner := func(i int) *holders.Owner {
+		var o holders.Owner
+		o[0], o[1], o[2] = byte(i), byte(i>>8), byte(i>>16)
+		return &o
+	}
+	c := holders.NewCount()
+	c.Limit(10, 0)
+	for i := range 10 {
+		if err := c.Add(owner(i), uint64(i%2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *holders.LimitError
+	if err := c.Add(owner(10), 1); !errors.As(err, &le) || le.MaxAccounts != 10 || c.TokenAccounts != 10 || c.Holders() != 5 {
+		t.Fatalf("past 10 accounts: %v, %d accounts, %d holders", err, c.TokenAccounts, c.Holders())
+	}
+
+	c = holders.NewCount()
+	c.Limit(0, 4<<20)
+	var err error
+	n := 0
+	for ; err == nil; n++ {
+		err = c.Add(owner(n), 1)
+	}
+	if !errors.As(err, &le) || le.MaxBytes != 4<<20 || c.Bytes() > 4<<20 || c.Holders() != uint64(n-1) || c.NonZeroAccounts != uint64(n-1) {
+		t.Fatalf("memory ceiling: %v after %d owners, %d bytes", err, n, c.Bytes())
+	}
+	if c.Holders() < 40_000 {
+		t.Errorf("4 MiB held only %d owners", c.Holders())
+	}
+}
+
+// TestLongNodeMessageDecoded: a node's error message of any length, with
+// escapes, is read in the decoder's fixed window: its start is kept,
+// clipped, and the rest skipped, on every decoder.
+func TestLongNodeMessageDecoded(t *testing.T) {
+	msg := strings.Repeat(`n\u0153ud \"occup\u00e9\" `, 200_000) // 4.6 MB of JSON
+	body := `{"jsonrpc":"2.0","error":{"code":-32603,"message":"` + msg + `","data":{}},"id":1}`
+	want := `nœud "occupé" nœud`
+	check := func(name string, err error) {
+		t.Helper()
+		var re *holders.RPCError
+		if !errors.As(err, &re) || re.Code != -32603 || !strings.HasPrefix(re.Message, want) ||
+			len(re.Message) > 300+len("…") || !utf8.ValidString(re.Message) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	_, err := holders.DecodeProgramAccounts(strings.NewReader(body), holders.NewCount(), nil)
+	check("getProgramAccounts", err)
+	_, _, err = holders.DecodeAccountOwner(strings.NewReader(body))
+	check("getAccountInfo", err)
+	_, _, _, err = holders.DecodeDASPage(strings.NewReader(body), classicMint, holders.NewCount())
+	check("getTokenAccounts", err)
+}
+
+// FuzzDecodeAccountOwner: arbitrary bytes never panic, and an owner comes
+// only from a valid response, equal to encoding/json's reading.
+func FuzzDecodeAccountOwner(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","result":{"context":{"apiVersion":"2.2.1","slot":5},"value":{"data":["","base64"],"executable":false,` +
+		`"lamports":1461600,"owner":"TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA","rentEpoch":18446744073709551615,"space":82}},"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","result":{"context":{"slot":5},"value":null},"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid param: \u00e9"},"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","result":{"value":{"owner":"a\"b"}},"id":1} `))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		owner, exists, err := holders.DecodeAccountOwner(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		var ref struct {
+			Result *struct {
+				Value *struct {
+					Owner *string `json:"owner"`
+				} `json:"value"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(b, &ref) != nil || ref.Result == nil {
+			t.Fatalf("decoded an invalid response: %q", b)
+		}
+		// encoding/json turns invalid UTF-8 into U+FFFD; the decoder keeps
+		// the bytes (no token program matches either way).
+		if (ref.Result.Value != nil) != exists || exists && (ref.Result.Value.Owner == nil ||
+			utf8.ValidString(owner) && *ref.Result.Value.Owner != owner) {
+			t.Fatalf("owner %q (exists %v), encoding/json %+v for %q", owner, exists, ref.Result.Value, b)
+		}
+	})
+}
