@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -159,7 +160,7 @@ func (l *ledger) call(ctx context.Context, method string, f func(ctx context.Con
 	if errors.As(err, &re) { // its Error() is a multi-line dump
 		detail = fmt.Sprintf("JSON-RPC error %d: %s", re.Code, config.Redact(re.Message, l.secret))
 	}
-	l.log.Debug("rpc call failed", "method", method, "kind", ce.Kind, "error", detail)
+	l.log.Debug("rpc call failed", "method", method, "kind", ce.Kind, "error", collector.Clip(detail))
 	return ce
 }
 
@@ -198,7 +199,7 @@ func (l *ledger) classify(method string, err error, obs *callObs, timedOut bool)
 func (l *ledger) classifyRPCError(method string, re *jsonrpc.RPCError) *collector.Error {
 	msg := config.Redact(re.Message, l.secret)
 	if len(msg) > 160 {
-		msg = msg[:160] + "…"
+		msg = strings.ToValidUTF8(msg[:160], "") + "…"
 	}
 	up := contract.UpstreamSolanaRPC
 	switch re.Code {

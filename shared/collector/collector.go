@@ -370,18 +370,22 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	return nil
 }
 
-// maxMessage bounds a message of the status record, once redacted (a
-// cut made before would leave a piece of a secret unrecognised).
-const maxMessage = 512
+// MaxMessage bounds a message of the status record or of a log line, once
+// redacted (a cut made before would leave a piece of a secret
+// unrecognised).
+const MaxMessage = 512
 
-// text redacts msg, then bounds it.
-func (r *Runner) text(msg string) string {
-	msg = r.Redactor.Redact(msg)
-	if len(msg) > maxMessage {
-		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
+// Clip bounds msg to MaxMessage bytes, cut at a UTF-8 boundary and marked
+// with "…". Redact first.
+func Clip(msg string) string {
+	if len(msg) > MaxMessage {
+		msg = strings.ToValidUTF8(msg[:MaxMessage], "") + "…"
 	}
 	return msg
 }
+
+// text redacts msg, then bounds it.
+func (r *Runner) text(msg string) string { return Clip(r.Redactor.Redact(msg)) }
 
 // clean returns a copy of e whose texts carry no secret.
 func (r *Runner) clean(e *Error) *Error {
