@@ -43,10 +43,11 @@ type Config struct {
 	// above any token's, it stops a node that streams without end.
 	MaxAccounts int64 `env:"MAX_ACCOUNTS" envDefault:"20000000" min:"1"`
 	// MaxMemoryBytes is the most memory the owner set may take, 43 to 54
-	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 512 MiB: about
-	// 10 million holders; at least 4 MiB, the empty set and its first
-	// chunk of keys).
-	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" envDefault:"536870912" min:"4194304"`
+	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 192 MiB: about 4
+	// million holders, in a process that then peaks near twice that with
+	// the garbage collector's headroom, within the chart's 512 MiB; at
+	// least 4 MiB, the empty set and its first chunk of keys).
+	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" envDefault:"201326592" min:"4194304"`
 }
 
 // DefaultConfig is Config with every default, as LoadConfig gives it on

@@ -532,7 +532,7 @@ func TestConfig(t *testing.T) {
 	}
 	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
 		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
-		MaxAccounts: 20_000_000, MaxMemoryBytes: 512 << 20}) {
+		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 	mem := store.NewMemory()
