@@ -65,12 +65,18 @@ func TestRunOverRedis(t *testing.T) {
 	}
 
 	// An outage: the documents stay, the status record tells.
-	good := string(f.raw(t, contract.DomainSupply))
+	// The document is read once a poll has failed: a poll that began
+	// before the fault may still write, one after a failure may not.
+	failures := func(n int) func() bool {
+		return func() bool {
+			sts, err := f.store.ReadStatuses(context.Background())
+			return err == nil && sts[contract.CollectorSupply].Runs[contract.DomainSupply].ConsecutiveFailures >= n
+		}
+	}
 	f.sim.Faults().Inject("*", fault.Fault{Kind: fault.HTTP503})
-	waitFor(t, func() bool {
-		sts, err := f.store.ReadStatuses(context.Background())
-		return err == nil && sts[contract.CollectorSupply].Runs[contract.DomainSupply].ConsecutiveFailures >= 2
-	})
+	waitFor(t, failures(1))
+	good := string(f.raw(t, contract.DomainSupply))
+	waitFor(t, failures(3))
 	if got := string(f.raw(t, contract.DomainSupply)); got != good {
 		t.Error("the outage changed the supply document")
 	}
