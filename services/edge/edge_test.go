@@ -13,7 +13,7 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// allPaths are the 14 paths of contract section 4 and the OpenAPI document.
+// allPaths are the 14 paths of README, Endpoints and the OpenAPI document.
 var allPaths = []string{
 	PathTotalSupply, PathCirculatingSupply, PathMaxSupply, PathSupply, PathCoinGeckoSupply, PathPrice, PathHolders,
 	PathTokenMetadata, PathHealth, PathExchanges, PathMarket, PathMarketData, PathStatus, PathMarketPairs, PathOpenAPI,

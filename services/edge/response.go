@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// group is a freshness group of contract section 5: it decides
+// group is a freshness group of README, Endpoints: it decides
 // Cache-Control.
 type group int
 
@@ -142,7 +142,7 @@ func (r *response) setLastModified(t time.Time) {
 	}
 }
 
-// Error codes of contract section 5.
+// Error codes of README, Endpoints.
 const (
 	codeNotFound           = "not_found"
 	codeMethodNotAllowed   = "method_not_allowed"

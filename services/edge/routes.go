@@ -2,13 +2,13 @@ package edge
 
 import "time"
 
-// Interface versions of contract section 6.
+// Interface versions of README, Endpoints.
 const (
 	APIVersion    = "2.0"
 	PortalVersion = 4
 )
 
-// Route paths of contract section 4 (and the OpenAPI document).
+// Route paths of README, Endpoints (and the OpenAPI document).
 const (
 	PathTotalSupply       = "/api/total-supply"
 	PathCirculatingSupply = "/api/circulating-supply"

@@ -1,5 +1,5 @@
-// Package edge is the public API of tokendata: every endpoint of contract
-// section 4, served by Gin from a snapshot of the store held in memory.
+// Package edge is the public API of tokendata: every endpoint of the README's
+// Endpoints section, served by Gin from a snapshot of the store held in memory.
 //
 // The request path does no store I/O and no JSON encoding: a refresher
 // reads the four documents and the collectors' status records when a

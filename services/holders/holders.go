@@ -1,6 +1,6 @@
 // Package holders is the holders collector: it enumerates the token
-// accounts of the mint and writes the holders document (contract.md
-// section 4): the number of unique owners whose summed balance is above
+// accounts of the mint and writes the holders document (services/holders/README.md):
+// the number of unique owners whose summed balance is above
 // zero, the token accounts and non-zero accounts seen, the method and the
 // slot.
 //
@@ -217,7 +217,7 @@ type memcmp struct {
 }
 
 // queries are the node-indexed queries that together list every token
-// account of mint under program (contract.md section 4, holders rules).
+// account of mint under program (services/holders/README.md).
 func queries(program, mint string) []query {
 	byMint := memcmpFilter{memcmp{Offset: 0, Bytes: mint}}
 	qs := []query{{

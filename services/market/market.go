@@ -1,6 +1,6 @@
 // Package market is the market collector: it polls DexScreener's token
 // pairs of the token every MARKET_REFRESH (60 s by default), applies the
-// contract's market rules (../../shared/contract.md section 4) and writes
+// market rules (services/market/README.md) and writes
 // the market document. When DexScreener fails it reads GeckoTerminal's
 // token pools instead and says so in the document's source, its warnings
 // and the status record. A failed or invalid poll writes nothing.

@@ -287,7 +287,7 @@ func (c *Collector) logAboveMax(doc contract.Supply) {
 }
 
 // methodology explains each figure and states the disclosure rules of
-// the specification (§1).
+// the service (README, Endpoints).
 func (c *Collector) methodology() contract.Methodology {
 	maxSupply := "The token's issuer discloses no maximum supply: none is published, and no fully diluted valuation is computed."
 	maxRule := "No maximum supply is disclosed."

@@ -1,5 +1,5 @@
 // Package amount formats token amounts exactly, from the base-unit integer
-// the ledger reports and the mint's decimals, as contract section 3 asks:
+// the ledger reports and the mint's decimals, as README, Endpoints asks:
 // never through a float, no exponent, no thousands separator, trailing zeros
 // and a trailing point trimmed.
 package amount

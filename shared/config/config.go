@@ -1,5 +1,5 @@
 // Package config reads what a user sets: the environment variables of
-// contract section 7 (and per-service prefixed ones, through Load) and the
+// README, Configuration (and per-service prefixed ones, through Load) and the
 // token file. Invalid values are errors that name the variable or field.
 package config
 
@@ -40,7 +40,7 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // MarshalText masks the value in JSON, YAML and any text encoding.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Common is the configuration every service shares (contract section 7).
+// Common is the configuration every service shares (README, Configuration).
 type Common struct {
 	// TokenConfig is the path of the token file.
 	TokenConfig string `env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`

@@ -1,7 +1,8 @@
 // Package contract is the agreement between the collectors and the edge:
 // Redis keys, the JSON envelope every value is wrapped in, the per-domain
 // timings, and the Go types of the four domain documents and of a
-// collector's status record (../shared/contract.md section 2).
+// collector's status record. The README (Endpoints, Configuration) and
+// services/edge/API.md describe what users see of it.
 //
 // Collectors write these types; the edge reads them and renders the public
 // bodies. Amounts travel as raw base-unit integer strings plus decimals;
@@ -95,7 +96,8 @@ func (t Timing) Validate() error {
 	return nil
 }
 
-// DefaultTimings are the defaults of contract section 2.
+// DefaultTimings are the default refresh, stale-after and TTL of each
+// domain (README, Configuration).
 var DefaultTimings = map[Domain]Timing{
 	DomainMarket:   {Refresh: 60 * time.Second, StaleAfter: 180 * time.Second, TTL: 10 * time.Minute},
 	DomainSupply:   {Refresh: 300 * time.Second, StaleAfter: 900 * time.Second, TTL: 7 * 24 * time.Hour},

@@ -1,6 +1,6 @@
 {{/*
 Standard helpers: names, labels, images, security contexts, and the
-environment every Go service shares (contract section 7).
+environment every Go service shares (README, Configuration).
 */}}
 
 {{/* The chart name, overridable. */}}
@@ -163,7 +163,7 @@ URL from an existing Secret, or a URL without credentials.
 {{- if or .Values.token.existingConfigMap .Values.token.file -}}true{{- end -}}
 {{- end -}}
 
-{{/* The environment every Go service shares (contract section 7). */}}
+{{/* The environment every Go service shares (README, Configuration). */}}
 {{- define "tokendata.commonEnv" -}}
 {{- if not (or (include "tokendata.hasTokenFile" .) .Values.token.mint) }}
 {{- fail "token: set token.file, token.existingConfigMap or token.mint (demo mode is for standalone only)" }}

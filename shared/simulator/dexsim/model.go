@@ -199,7 +199,7 @@ func clonePtr[T any](v *T) *T {
 }
 
 // Truth is what a correct market collector derives from the market under the
-// contract's rules (section 4, "Market rules").
+// market rules of services/market/README.md.
 type Truth struct {
 	Mint string
 	// Indexed is false when no pair is kept: the aggregator "does not index"
