@@ -137,20 +137,30 @@ type programAccountsConfig struct {
 	SortResults *bool             `json:"sortResults"`
 }
 
-func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+// programAccountsParams decodes getProgramAccounts' parameters: the
+// program and the config, whose encoding must be one the node knows.
+func programAccountsParams(params json.RawMessage) (pubkey, programAccountsConfig, *rpcError) {
+	var cfg programAccountsConfig
 	ps, e := positional(params, 1, 2)
 	if e != nil {
-		return nil, e
+		return pubkey{}, cfg, e
 	}
 	program, e := pubkeyParam(ps[0])
 	if e != nil {
-		return nil, e
+		return pubkey{}, cfg, e
 	}
-	var cfg programAccountsConfig
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
-		return nil, e
+		return pubkey{}, cfg, e
 	}
 	if e := checkEncoding(cfg.Encoding); e != nil {
+		return pubkey{}, cfg, e
+	}
+	return program, cfg, nil
+}
+
+func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+	program, cfg, e := programAccountsParams(params)
+	if e != nil {
 		return nil, e
 	}
 	switch cfg.Encoding {

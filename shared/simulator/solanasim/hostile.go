@@ -54,19 +54,8 @@ func (s *Server) endless(ctx context.Context, method string, params json.RawMess
 // endlessAccounts streams getProgramAccounts elements, each a new owner
 // with a balance of 1, until the client hangs up.
 func (s *Server) endlessAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
-	ps, e := positional(params, 1, 2)
+	program, cfg, e := programAccountsParams(params)
 	if e != nil {
-		return nil, e
-	}
-	program, e := pubkeyParam(ps[0])
-	if e != nil {
-		return nil, e
-	}
-	var cfg programAccountsConfig
-	if e := decodeConfig(ps, 1, &cfg); e != nil {
-		return nil, e
-	}
-	if e := checkEncoding(cfg.Encoding); e != nil {
 		return nil, e
 	}
 	if cfg.Encoding != "base64" {
