@@ -1,0 +1,101 @@
+package standalone_test
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The fault matrix (issue 20): each row is one test that injects a fault
+// into real parts (redis-server, HTTP on loopback, the simulator's faults,
+// the service binaries) and records what it measured. TestMain writes the
+// rows, in matrix order, as a Markdown table to the file named by
+// FAULT_MATRIX_REPORT (make test prints it; make fault-matrix copies it
+// into the README).
+
+// matrixRow is one measured row.
+type matrixRow struct {
+	// Order places the row in the table; Fault names it.
+	Order int
+	Fault string
+	// During is what a client sees while the fault lasts; Status is what
+	// /api/status says then.
+	During, Status string
+	// Recovery is the measured time from the end of the fault to the
+	// recovery the row asserts; Bound is the asserted limit.
+	Recovery, Bound time.Duration
+	// RecoveryNote replaces the recovery figure where the row has none
+	// (a property that holds throughout rather than a time to recover).
+	RecoveryNote string
+}
+
+var matrix struct {
+	sync.Mutex
+	rows []matrixRow
+}
+
+// recordRow adds a measured row once its test has asserted it; rows of a
+// failed test are not reported.
+func recordRow(t *testing.T, r matrixRow) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		matrix.Lock()
+		defer matrix.Unlock()
+		matrix.rows = append(matrix.rows, r)
+	})
+	if r.RecoveryNote != "" {
+		t.Logf("fault matrix: %s: %s", r.Fault, r.RecoveryNote)
+	} else {
+		t.Logf("fault matrix: %s: recovered in %s (bound %s)", r.Fault, r.Recovery.Round(10*time.Millisecond), r.Bound)
+	}
+}
+
+// matrixTable renders the recorded rows as a Markdown table.
+func matrixTable() string {
+	matrix.Lock()
+	defer matrix.Unlock()
+	if len(matrix.rows) == 0 {
+		return ""
+	}
+	rows := append([]matrixRow(nil), matrix.rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Order < rows[j].Order })
+	var b strings.Builder
+	b.WriteString("| fault | what clients see during it | `/api/status` | recovery (measured, asserted bound) |\n")
+	b.WriteString("|---|---|---|---|\n")
+	for _, r := range rows {
+		rec := r.RecoveryNote
+		if rec == "" {
+			rec = fmt.Sprintf("%s (≤ %s)", roundDuration(r.Recovery), r.Bound)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Fault, r.During, r.Status, rec)
+	}
+	return b.String()
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	default:
+		return d.Round(10 * time.Millisecond)
+	}
+}
+
+// writeMatrix writes the table to FAULT_MATRIX_REPORT, when set.
+func writeMatrix() error {
+	path := os.Getenv("FAULT_MATRIX_REPORT")
+	table := matrixTable()
+	if path == "" || table == "" {
+		return nil
+	}
+	return os.WriteFile(path, []byte(table), 0o644)
+}
