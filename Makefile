@@ -31,10 +31,16 @@ deps: ## Install what the tests need when missing (redis-server...)
 
 .PHONY: test
 test: deps ## Every module's tests with -race, every fuzz target briefly, then the chart checks (installs what is missing first)
-	hack/test.sh $(MODULES)
+	@mkdir -p $(BIN) && rm -f $(BIN)/fault-matrix.md
+	FAULT_MATRIX_REPORT=$(BIN)/fault-matrix.md hack/test.sh $(MODULES)
+	@echo "fault matrix (services/standalone, measured on this run):" && cat $(BIN)/fault-matrix.md
 	hack/fuzz.sh $(MODULES)
 	cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...
 	hack/chart-check.sh
+
+.PHONY: fault-matrix
+fault-matrix: deps ## Run the fault matrix alone and rewrite README's recovery-time table from what it measured
+	hack/fault-matrix.sh --readme
 
 .PHONY: fuzz
 fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
