@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/mr-tron/base58"
@@ -165,6 +166,15 @@ func decodeToken(r io.Reader) (Token, error) {
 	}
 	if len(b) > MaxTokenFileBytes {
 		return Token{}, fmt.Errorf("larger than the limit of %d bytes (1 MiB)", MaxTokenFileBytes)
+	}
+	// The keys first, against the token's fields: an unknown one is
+	// named with its line and the valid key nearest to it.
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
+		return Token{}, fmt.Errorf("invalid YAML: %w", err)
+	}
+	if err := unknownKeys(&doc, reflect.TypeFor[Token]()); err != nil {
+		return Token{}, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
