@@ -43,45 +43,45 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // Common is the configuration every service shares (README, Configuration).
 type Common struct {
 	// TokenConfig is the path of the token file.
-	TokenConfig string `env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`
+	TokenConfig string `doc:"Path of the token file (YAML): the official identity, maximum supply, links, pairs and exchanges of the token. Unset: TOKEN_MINT alone, or demo mode in standalone." env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`
 	// TokenMint overrides the file's mint.
-	TokenMint string `env:"TOKEN_MINT" empty:"unset it for the token file's mint (or demo mode in standalone), or give the mint"`
+	TokenMint string `doc:"Mint address (base58). With TOKEN_CONFIG it replaces the file's mint; alone it names the token (TOKEN_MAX_SUPPLY then required; name and symbol from the ledger)." env:"TOKEN_MINT" empty:"unset it for the token file's mint (or demo mode in standalone), or give the mint"`
 	// TokenMaxSupply overrides the file's max_supply (whole tokens, or
 	// none); required with TOKEN_MINT alone.
-	TokenMaxSupply string `env:"TOKEN_MAX_SUPPLY"`
+	TokenMaxSupply string `env:"TOKEN_MAX_SUPPLY" doc:"Maximum supply in whole tokens, or none when the issuer discloses none; replaces the token file's max_supply. Required with TOKEN_MINT alone."`
 	// SolanaRPCURL is the ledger RPC (secret).
-	SolanaRPCURL Secret `env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
+	SolanaRPCURL Secret `doc:"Solana JSON-RPC endpoint of the supply collector, and of the holders collector without HOLDERS_RPC_URL. Secret: it may carry an API key and is never logged." env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
 	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
 	// SolanaRPCURL.
-	HoldersRPCURL Secret `env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
+	HoldersRPCURL Secret `doc:"RPC endpoint of the holders collector: a node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_METHOD=das. Secret. Unset: SOLANA_RPC_URL." env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
 	// HoldersMethod is getProgramAccounts or das.
-	HoldersMethod string `env:"HOLDERS_METHOD" envDefault:"getProgramAccounts"`
+	HoldersMethod string `doc:"How holders are enumerated: getProgramAccounts, or das (Helius getTokenAccounts)." env:"HOLDERS_METHOD" envDefault:"getProgramAccounts"`
 	// DexScreenerURL is the aggregator base URL.
-	DexScreenerURL string `env:"DEXSCREENER_URL" envDefault:"https://api.dexscreener.com"`
+	DexScreenerURL string `doc:"DexScreener API base URL, the market collector's upstream." env:"DEXSCREENER_URL" envDefault:"https://api.dexscreener.com"`
 	// GeckoTerminalURL is the fallback aggregator base URL.
-	GeckoTerminalURL string `env:"GECKOTERMINAL_URL" envDefault:"https://api.geckoterminal.com/api/v2"`
+	GeckoTerminalURL string `doc:"GeckoTerminal API base URL, the market collector's fallback upstream." env:"GECKOTERMINAL_URL" envDefault:"https://api.geckoterminal.com/api/v2"`
 	// RedisURL is redis://, rediss://, a cluster or a Sentinel URL (secret:
 	// it may carry a password). Empty: standalone uses its in-memory store.
-	RedisURL Secret `env:"REDIS_URL" empty:"unset it for the in-memory store (standalone only), or give a redis:// URL"`
+	RedisURL Secret `doc:"redis://, rediss://, Cluster (redis://a:1?addr=b:2) or redis-sentinel://[:pass@]h1:26379,h2:26379/master[/db]. Secret. Required by the cluster services; unset, standalone keeps everything in memory." env:"REDIS_URL" empty:"unset it for the in-memory store (standalone only), or give a redis:// URL"`
 	// HTTPAddr is the public API listener (edge, standalone).
-	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
+	HTTPAddr string `doc:"Listener of the public API (edge, standalone)." env:"HTTP_ADDR" envDefault:":8080"`
 	// OpsAddr is the metrics and probes listener (pprof too with OpsPprof).
 	// Standalone defaults it to loopback (see standalone.LoadCommon).
-	OpsAddr string `env:"OPS_ADDR" envDefault:":9090"`
+	OpsAddr string `doc:"Listener of /metrics, /healthz, /readyz (and /debug/pprof/ with OPS_PPROF). Standalone's default is 127.0.0.1:9090." env:"OPS_ADDR" envDefault:":9090"`
 	// OpsPprof serves /debug/pprof/ on the ops listener; off by default:
 	// profiles and traces are expensive and reveal the process's internals.
-	OpsPprof bool `env:"OPS_PPROF" envDefault:"false"`
+	OpsPprof bool `doc:"Serve /debug/pprof/ on the ops listener." env:"OPS_PPROF" envDefault:"false"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	LogLevel string `doc:"debug, info, warn or error." env:"LOG_LEVEL" envDefault:"info"`
 	// DrainDelay is how long a stopping process stays up not-ready, so that
 	// load balancers stop sending to it before it shuts down.
-	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
+	DrainDelay time.Duration `doc:"On SIGTERM, how long a process stays up not ready before it shuts down, so that load balancers stop sending to it (0: none)." env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
 	// ShutdownTimeout bounds the graceful shutdown.
-	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
+	ShutdownTimeout time.Duration `doc:"Bound of the graceful shutdown after the drain." env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
 	// CollectorWatch is how often a collector checks that the store still
 	// holds its last good documents and status record, and writes back at
 	// once what the store lost (a Redis restarted without persistence).
-	CollectorWatch time.Duration `env:"COLLECTOR_WATCH_INTERVAL" envDefault:"5s" min:"100ms"`
+	CollectorWatch time.Duration `doc:"How often a collector checks that Redis still holds its last documents and status record, and writes back at once what Redis lost." env:"COLLECTOR_WATCH_INTERVAL" envDefault:"5s" min:"100ms"`
 
 	Market   DomainTiming `envPrefix:"MARKET_"`
 	Supply   DomainTiming `envPrefix:"SUPPLY_"`
@@ -94,9 +94,9 @@ type Common struct {
 // unset, so a variable set to 0 is refused rather than taken for the
 // default. In a Common built in code, a zero field takes the default.
 type DomainTiming struct {
-	Refresh    time.Duration `env:"REFRESH" min:"1s"`
-	StaleAfter time.Duration `env:"STALE_AFTER" min:"1s"`
-	TTL        time.Duration `env:"TTL" min:"1s"`
+	Refresh    time.Duration `doc:"Interval between two polls of the {domain} domain." env:"REFRESH" min:"1s"`
+	StaleAfter time.Duration `doc:"Age past which {domain} data is served flagged stale (stale: true, X-Data-Stale: true)." env:"STALE_AFTER" min:"1s"`
+	TTL        time.Duration `doc:"How long Redis keeps the {domain} document after its last write; past it the data is gone (503 data_unavailable)." env:"TTL" min:"1s"`
 }
 
 // LogValue is how the effective configuration is logged at start: secrets
@@ -396,13 +396,10 @@ func walkFields(v reflect.Value, prefix string, fn func(key string, f reflect.St
 
 // LoadCommon reads and validates the common configuration.
 func LoadCommon() (Common, error) {
-	// The timings start at the contract's defaults, which the variables
-	// that are set replace.
-	dt := contract.DefaultTimings
-	c := Common{
-		Market: DomainTiming(dt[contract.DomainMarket]), Supply: DomainTiming(dt[contract.DomainSupply]),
-		Metadata: DomainTiming(dt[contract.DomainMetadata]), Holders: DomainTiming(dt[contract.DomainHolders]),
-	}
+	// The timings start at the defaults, which the variables that are set
+	// replace.
+	var c Common
+	c.setDefaultTimings()
 	if err := Load(&c, ""); err != nil {
 		return c, err
 	}
