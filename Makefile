@@ -46,6 +46,10 @@ fault-matrix: deps ## Run the fault matrix alone and rewrite README's recovery-t
 fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
 	hack/fuzz.sh $(MODULES)
 
+.PHONY: docs
+docs: ## Regenerate docs/environment.md (every variable of every service) from the config structs
+	cd services/standalone && go generate ./envdoc
+
 .PHONY: chart-check
 chart-check: ## helm lint, render matrix, strict decoding, policies, and the cache tier run for real
 	hack/chart-check.sh

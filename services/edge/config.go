@@ -18,55 +18,55 @@ import (
 type Config struct {
 	// SnapshotPoll is how often the snapshot is re-read from the store
 	// besides the update notifications (EDGE_SNAPSHOT_POLL).
-	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" envDefault:"2s" min:"100ms"`
+	SnapshotPoll time.Duration `env:"SNAPSHOT_POLL" doc:"How often the edge re-reads the store besides the collectors' update notifications." envDefault:"2s" min:"100ms"`
 	// StoreTimeout bounds one read of the store (EDGE_STORE_TIMEOUT).
-	StoreTimeout time.Duration `env:"STORE_TIMEOUT" envDefault:"2s" min:"1ns"`
+	StoreTimeout time.Duration `env:"STORE_TIMEOUT" doc:"Bound of one read of the store." envDefault:"2s" min:"1ns"`
 	// MaxDocumentBytes bounds a value read from the store: a document or
 	// status record above it is refused without being read
 	// (EDGE_MAX_DOCUMENT_BYTES, 4 KiB to 64 MiB).
-	MaxDocumentBytes int64 `env:"MAX_DOCUMENT_BYTES" envDefault:"1048576" min:"4096" max:"67108864"`
+	MaxDocumentBytes int64 `env:"MAX_DOCUMENT_BYTES" doc:"Largest document or status record the edge reads from the store; a larger one is refused unread (rejected in /api/status) and the last good one served." envDefault:"1048576" min:"4096" max:"67108864"`
 	// CacheControlMarket is Cache-Control of the market group (EDGE_CACHE_CONTROL_MARKET).
-	CacheControlMarket string `env:"CACHE_CONTROL_MARKET" envDefault:"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"`
+	CacheControlMarket string `env:"CACHE_CONTROL_MARKET" doc:"Cache-Control of the market endpoints (price, market, market-data, market-pairs)." envDefault:"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"`
 	// CacheControlSupply is Cache-Control of the supply group (EDGE_CACHE_CONTROL_SUPPLY).
-	CacheControlSupply string `env:"CACHE_CONTROL_SUPPLY" envDefault:"public, max-age=60, s-maxage=300, stale-while-revalidate=300, stale-if-error=86400"`
+	CacheControlSupply string `env:"CACHE_CONTROL_SUPPLY" doc:"Cache-Control of the supply endpoints (total-supply, circulating-supply, supply, coingecko-supply)." envDefault:"public, max-age=60, s-maxage=300, stale-while-revalidate=300, stale-if-error=86400"`
 	// CacheControlHolders is Cache-Control of the holders group (EDGE_CACHE_CONTROL_HOLDERS).
-	CacheControlHolders string `env:"CACHE_CONTROL_HOLDERS" envDefault:"public, max-age=300, s-maxage=900, stale-while-revalidate=900, stale-if-error=86400"`
+	CacheControlHolders string `env:"CACHE_CONTROL_HOLDERS" doc:"Cache-Control of /api/holders." envDefault:"public, max-age=300, s-maxage=900, stale-while-revalidate=900, stale-if-error=86400"`
 	// CacheControlStatic is Cache-Control of the static group (EDGE_CACHE_CONTROL_STATIC).
-	CacheControlStatic string `env:"CACHE_CONTROL_STATIC" envDefault:"public, max-age=300, s-maxage=3600, stale-while-revalidate=3600, stale-if-error=86400"`
+	CacheControlStatic string `env:"CACHE_CONTROL_STATIC" doc:"Cache-Control of the static endpoints (max-supply, token-metadata, exchanges, openapi.json)." envDefault:"public, max-age=300, s-maxage=3600, stale-while-revalidate=3600, stale-if-error=86400"`
 	// CORSMaxAge is Access-Control-Max-Age of preflight answers (EDGE_CORS_MAX_AGE).
-	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" envDefault:"24h" min:"0s"`
+	CORSMaxAge time.Duration `env:"CORS_MAX_AGE" doc:"Access-Control-Max-Age of preflight answers (0: none)." envDefault:"24h" min:"0s"`
 	// AccessLogSample logs one successful request (status < 400) in N:
 	// 1 logs every one, 0 none (EDGE_ACCESS_LOG_SAMPLE). 4xx lines are at
 	// debug level, 5xx at warn (503) or error.
-	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" envDefault:"100" min:"0"`
+	AccessLogSample int `env:"ACCESS_LOG_SAMPLE" doc:"Log one successful request in N (1: all, 0: none); 4xx are logged at debug, 5xx at warn (503) or error." envDefault:"100" min:"0"`
 	// AccessLogRate caps the access log at this many lines per second for
 	// one route and status; the next line written for them counts the
 	// ones left out (EDGE_ACCESS_LOG_RATE). Metrics count every request.
-	AccessLogRate int `env:"ACCESS_LOG_RATE" envDefault:"10" min:"1"`
+	AccessLogRate int `env:"ACCESS_LOG_RATE" doc:"Most access log lines a second for one route and status; the next line counts those left out." envDefault:"10" min:"1"`
 	// MaxConnections caps the open connections of the public listener,
 	// idle keep-alive ones included; past it a new connection is answered
 	// 503 and closed. Keep it below the process's file descriptor limit
 	// (EDGE_MAX_CONNECTIONS).
-	MaxConnections int `env:"MAX_CONNECTIONS" envDefault:"10000" min:"1"`
+	MaxConnections int `env:"MAX_CONNECTIONS" doc:"Most open connections of the public listener, idle keep-alive ones included; past it 503 too_many_connections. Keep it below the file descriptor limit." envDefault:"10000" min:"1"`
 	// ReadTimeout bounds the read of a request, from its first byte to the
 	// end of its headers (requests carry no body; one that has a body is
 	// answered without reading it) (EDGE_READ_TIMEOUT).
-	ReadTimeout time.Duration `env:"READ_TIMEOUT" envDefault:"5s" min:"10ms"`
+	ReadTimeout time.Duration `env:"READ_TIMEOUT" doc:"Time a client has to send a request's line and headers." envDefault:"5s" min:"10ms"`
 	// WriteTimeout bounds the write of one answer, against clients that do
 	// not read (EDGE_WRITE_TIMEOUT).
-	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" envDefault:"10s" min:"10ms"`
+	WriteTimeout time.Duration `env:"WRITE_TIMEOUT" doc:"Time to write one answer." envDefault:"10s" min:"10ms"`
 	// IdleTimeout closes a keep-alive connection idle this long (EDGE_IDLE_TIMEOUT).
-	IdleTimeout time.Duration `env:"IDLE_TIMEOUT" envDefault:"60s" min:"10ms"`
+	IdleTimeout time.Duration `env:"IDLE_TIMEOUT" doc:"How long an idle keep-alive connection stays open." envDefault:"60s" min:"10ms"`
 	// MaxHeaderBytes bounds a request's line and headers; larger ones are
 	// answered 431 (EDGE_MAX_HEADER_BYTES).
-	MaxHeaderBytes int `env:"MAX_HEADER_BYTES" envDefault:"32768" min:"4096" max:"1048576"`
+	MaxHeaderBytes int `env:"MAX_HEADER_BYTES" doc:"Largest request line and headers; past it 431 header_too_large." envDefault:"32768" min:"4096" max:"1048576"`
 	// RetryAfter is the Retry-After of 503 answers (EDGE_RETRY_AFTER).
-	RetryAfter time.Duration `env:"RETRY_AFTER" envDefault:"30s" min:"1s"`
+	RetryAfter time.Duration `env:"RETRY_AFTER" doc:"Retry-After of 503 answers." envDefault:"30s" min:"1s"`
 	// ReadyGrace is how long after its first read of the store an edge
 	// that does not hold every domain stays not ready, waiting for the
 	// collectors to write back what an emptied Redis lost; 0 turns ready at
 	// the first read (EDGE_READY_GRACE).
-	ReadyGrace time.Duration `env:"READY_GRACE" envDefault:"15s" min:"0s"`
+	ReadyGrace time.Duration `env:"READY_GRACE" doc:"How long after its first read of the store an edge that lacks a domain stays not ready (0: ready at once)." envDefault:"15s" min:"0s"`
 }
 
 // DefaultConfig returns the defaults of every field, from the tags.

@@ -22,32 +22,32 @@ const (
 type Config struct {
 	// RPCTimeout bounds one RPC request, the whole getProgramAccounts
 	// stream included (HOLDERS_RPC_TIMEOUT).
-	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"5m" min:"1ns"`
+	RPCTimeout time.Duration `env:"RPC_TIMEOUT" doc:"Bound of one RPC request, the whole getProgramAccounts stream included." envDefault:"5m" min:"1ns"`
 	// Program is the token program of the mint: auto (read the mint
 	// account's owner with getAccountInfo first), token or token-2022
 	// (HOLDERS_PROGRAM).
-	Program string `env:"PROGRAM" envDefault:"auto"`
+	Program string `env:"PROGRAM" doc:"Token program of the mint: auto (read the mint account's owner first), token or token-2022." envDefault:"auto"`
 	// DASPageLimit is the page size of getTokenAccounts, 1 to 1000
 	// (HOLDERS_DAS_PAGE_LIMIT).
-	DASPageLimit int `env:"DAS_PAGE_LIMIT" envDefault:"1000" min:"1" max:"1000"`
+	DASPageLimit int `env:"DAS_PAGE_LIMIT" doc:"Page size of DAS getTokenAccounts." envDefault:"1000" min:"1" max:"1000"`
 	// Gzip asks the node for a gzip-compressed response (HOLDERS_GZIP).
-	Gzip bool `env:"GZIP" envDefault:"true"`
+	Gzip bool `env:"GZIP" doc:"Ask the node for a gzip-compressed answer." envDefault:"true"`
 	// Commitment is the commitment level of the reads: processed,
 	// confirmed or finalized (HOLDERS_COMMITMENT).
-	Commitment string `env:"COMMITMENT" envDefault:"confirmed"`
+	Commitment string `env:"COMMITMENT" doc:"Ledger commitment of the reads: processed, confirmed or finalized." envDefault:"confirmed"`
 	// ProgressInterval is how often a long enumeration logs its progress
 	// (HOLDERS_PROGRESS_INTERVAL).
-	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" envDefault:"10s" min:"1ns"`
+	ProgressInterval time.Duration `env:"PROGRESS_INTERVAL" doc:"How often a long enumeration logs its progress." envDefault:"10s" min:"1ns"`
 	// MaxAccounts is the most token accounts one enumeration reads before
 	// it fails with enumeration_too_large (HOLDERS_MAX_ACCOUNTS): far
 	// above any token's, it stops a node that streams without end.
-	MaxAccounts int64 `env:"MAX_ACCOUNTS" envDefault:"20000000" min:"1"`
+	MaxAccounts int64 `env:"MAX_ACCOUNTS" doc:"Most token accounts one enumeration reads before it fails with enumeration_too_large (the last good count stays served)." envDefault:"20000000" min:"1"`
 	// MaxMemoryBytes is the most memory the owner set may take, 43 to 54
 	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 192 MiB: about 4
 	// million holders, in a process that then peaks near twice that with
 	// the garbage collector's headroom, within the chart's 512 MiB; at
 	// least 4 MiB, the empty set and its first chunk of keys).
-	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" envDefault:"201326592" min:"4194304"`
+	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (43 to 54 bytes a holder; 192 MiB is about 4 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
 }
 
 // DefaultConfig is Config with every default, as LoadConfig gives it on

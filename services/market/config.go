@@ -12,27 +12,27 @@ import (
 // MARKET_REFRESH, MARKET_STALE_AFTER, MARKET_TTL).
 type Config struct {
 	// HTTPTimeout bounds each upstream request (MARKET_HTTP_TIMEOUT).
-	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" envDefault:"10s" min:"1ns"`
+	HTTPTimeout time.Duration `env:"HTTP_TIMEOUT" doc:"Bound of one request to an aggregator." envDefault:"10s" min:"1ns"`
 	// UserAgent is sent with every request (MARKET_USER_AGENT); empty:
 	// "tokendata-market/<version>".
-	UserAgent string `env:"USER_AGENT"`
+	UserAgent string `env:"USER_AGENT" doc:"User-Agent of every request. Unset: tokendata-market/ and the build version."`
 	// MaxBodyBytes caps an upstream answer (MARKET_MAX_BODY_BYTES).
-	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"4194304" min:"1024"`
+	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" doc:"Largest aggregator answer read; a larger one fails the poll." envDefault:"4194304" min:"1024"`
 	// DexScreenerRPM caps requests to DexScreener per minute, retries
 	// included (MARKET_DEXSCREENER_RPM; its documented limit is 300).
-	DexScreenerRPM int `env:"DEXSCREENER_RPM" envDefault:"300" min:"1"`
+	DexScreenerRPM int `env:"DEXSCREENER_RPM" doc:"Most requests a minute to DexScreener, retries included (its documented limit is 300)." envDefault:"300" min:"1"`
 	// GeckoTerminalRPM caps requests to GeckoTerminal per minute
 	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30).
-	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" envDefault:"30" min:"1"`
+	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" doc:"Most requests a minute to GeckoTerminal (its public API allows 30)." envDefault:"30" min:"1"`
 	// DisableFallback turns the GeckoTerminal fallback off
 	// (MARKET_DISABLE_FALLBACK).
-	DisableFallback bool `env:"DISABLE_FALLBACK"`
+	DisableFallback bool `env:"DISABLE_FALLBACK" doc:"Do not fall back to GeckoTerminal when DexScreener fails."`
 	// RetryAttempts is the number of tries within one poll
 	// (MARKET_RETRY_ATTEMPTS).
-	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3" min:"1" max:"10"`
+	RetryAttempts int `env:"RETRY_ATTEMPTS" doc:"Tries of one poll, the first included." envDefault:"3" min:"1" max:"10"`
 	// RetryBase is the first wait between tries, doubled after each, with
 	// ±50 % jitter (MARKET_RETRY_BASE).
-	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s" min:"1ns"`
+	RetryBase time.Duration `env:"RETRY_BASE" doc:"First wait between tries; it doubles after each, with ±50 % jitter." envDefault:"1s" min:"1ns"`
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig

@@ -21,15 +21,15 @@ const (
 type Config struct {
 	// Commitment is the ledger commitment of every read: processed,
 	// confirmed or finalized (SUPPLY_COMMITMENT).
-	Commitment string `env:"COMMITMENT" envDefault:"finalized"`
+	Commitment string `env:"COMMITMENT" doc:"Ledger commitment of every read: processed, confirmed or finalized." envDefault:"finalized"`
 	// RPCTimeout bounds one RPC call (SUPPLY_RPC_TIMEOUT).
-	RPCTimeout time.Duration `env:"RPC_TIMEOUT" envDefault:"10s" min:"1ns" max:"10m"`
+	RPCTimeout time.Duration `env:"RPC_TIMEOUT" doc:"Bound of one RPC call." envDefault:"10s" min:"1ns" max:"10m"`
 	// RetryAttempts is the number of tries of one poll, first included
 	// (SUPPLY_RETRY_ATTEMPTS).
-	RetryAttempts int `env:"RETRY_ATTEMPTS" envDefault:"3" min:"1" max:"10"`
+	RetryAttempts int `env:"RETRY_ATTEMPTS" doc:"Tries of one poll, the first included." envDefault:"3" min:"1" max:"10"`
 	// RetryBase is the first wait between tries; it doubles each time,
 	// with ±50 % jitter (SUPPLY_RETRY_BASE).
-	RetryBase time.Duration `env:"RETRY_BASE" envDefault:"1s" min:"1ns" max:"1m"`
+	RetryBase time.Duration `env:"RETRY_BASE" doc:"First wait between tries; it doubles after each, with ±50 % jitter." envDefault:"1s" min:"1ns" max:"1m"`
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig

@@ -95,7 +95,7 @@ type Common struct {
 // default. In a Common built in code, a zero field takes the default.
 type DomainTiming struct {
 	Refresh    time.Duration `doc:"Interval between two polls of the {domain} domain." env:"REFRESH" min:"1s"`
-	StaleAfter time.Duration `doc:"Age past which {domain} data is served flagged stale (stale: true, X-Data-Stale: true)." env:"STALE_AFTER" min:"1s"`
+	StaleAfter time.Duration `doc:"Age past which the {domain} document is served flagged stale (stale: true, X-Data-Stale: true)." env:"STALE_AFTER" min:"1s"`
 	TTL        time.Duration `doc:"How long Redis keeps the {domain} document after its last write; past it the data is gone (503 data_unavailable)." env:"TTL" min:"1s"`
 }
 

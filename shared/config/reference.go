@@ -93,6 +93,9 @@ func defaultText(f reflect.StructField, v reflect.Value) string {
 	if d, ok := f.Tag.Lookup("envDefault"); ok {
 		return d
 	}
+	if v.Kind() == reflect.Bool { // unset is false
+		return strconv.FormatBool(v.Bool())
+	}
 	if v.IsZero() {
 		return ""
 	}
@@ -102,8 +105,6 @@ func defaultText(f reflect.StructField, v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
 	}
 	return fmt.Sprint(v.Interface())
 }
