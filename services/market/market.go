@@ -5,7 +5,8 @@
 // token pools instead and says so in the document's source, its warnings
 // and the status record. A failed or invalid poll writes nothing.
 //
-// Decisions the contract leaves open:
+// Decisions the original specification left open (docs/decisions.md,
+// Market):
 //   - Pairs on another chain, or without the token on either side, are
 //     listed in Pairs with Reason other_chain or token_not_in_pair, and
 //     count in no total ("detected", not "kept").

@@ -1,8 +1,9 @@
 // Package contract is the agreement between the collectors and the edge:
 // Redis keys, the JSON envelope every value is wrapped in, the per-domain
 // timings, and the Go types of the four domain documents and of a
-// collector's status record. The README (Endpoints, Configuration) and
-// services/edge/API.md describe what users see of it.
+// collector's status record. docs/data-model.md describes them for
+// operators; docs/api.md describes the public bodies the edge renders
+// from them.
 //
 // Collectors write these types; the edge reads them and renders the public
 // bodies. Amounts travel as raw base-unit integer strings plus decimals;
