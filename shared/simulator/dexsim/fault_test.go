@@ -35,8 +35,8 @@ func TestFaults(t *testing.T) {
 	}{
 		{fault.HTTP429, []string{RouteDexScreener, RouteGeckoTerminal}, func(t *testing.T, resp *http.Response, b []byte, err error) {
 			status(http.StatusTooManyRequests)(t, resp, b, err)
-			if resp.Header.Get("Retry-After") == "" {
-				t.Error("429 without Retry-After")
+			if resp.Header.Get("Retry-After") != "1" {
+				t.Errorf("429 with Retry-After %q, want the default 1", resp.Header.Get("Retry-After"))
 			}
 		}},
 		{fault.HTTP500, []string{RouteDexScreener, RouteGeckoTerminal}, status(http.StatusInternalServerError)},
@@ -185,5 +185,21 @@ func TestRateLimit(t *testing.T) {
 	s.SetRateLimit(RouteGeckoTerminal, 0)
 	if st, _ := serve(s, poolsPath(testMint)); st != http.StatusOK {
 		t.Errorf("limit off: %d", st)
+	}
+}
+
+// TestFault429RetryAfter: the 429 fault says the Retry-After it is given,
+// in whole seconds.
+func TestFault429RetryAfter(t *testing.T) {
+	s, c := startServer(t)
+	s.LoadScenario(testMint, 9)
+	s.Faults().Inject(RouteDexScreener, fault.Fault{Kind: fault.HTTP429, RetryAfter: 3 * time.Second, Times: 1})
+	resp, err := c.Get(s.DexScreenerURL() + pairsPath(testMint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "3" {
+		t.Errorf("%d, Retry-After %q; want 429, 3", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }

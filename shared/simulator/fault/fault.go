@@ -11,6 +11,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -70,6 +71,9 @@ type Fault struct {
 	AfterBytes int
 	// Times is how many requests the fault applies to; 0 means until Clear.
 	Times int
+	// RetryAfter is the Retry-After of HTTP429, in whole seconds (1 s when
+	// zero or shorter).
+	RetryAfter time.Duration
 }
 
 // Set is a concurrency-safe table of faults by route name.
@@ -149,7 +153,7 @@ func (s *Set) Middleware(route string, next http.Handler) http.Handler {
 		case HTTP403:
 			http.Error(w, `{"jsonrpc":"2.0","error":{"code":403,"message":"Forbidden"},"id":null}`, http.StatusForbidden)
 		case HTTP429:
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", strconv.Itoa(max(int(f.RetryAfter/time.Second), 1)))
 			http.Error(w, `{"jsonrpc":"2.0","error":{"code":429,"message":"Too many requests for a specific RPC call"},"id":null}`, http.StatusTooManyRequests)
 		case HTTP500:
 			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
