@@ -409,6 +409,12 @@ func (r *Runner) pollWithRetry(ctx context.Context, job *Job) (Result, error) {
 		if !ce.Retry || attempt >= b.Attempts || ctx.Err() != nil {
 			return Result{}, err
 		}
+		// An upstream that asks for a longer wait than this poll may take
+		// (half the refresh: never retry into the next poll) is not
+		// retried sooner than it asked: the poll ends here.
+		if ce.RetryAfter > job.Timing.Refresh/2 {
+			return Result{}, err
+		}
 		d := wait/2 + rand.N(wait+1) // jitter: 0.5× to 1.5×
 		if ce.RetryAfter > d {
 			d = ce.RetryAfter

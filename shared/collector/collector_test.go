@@ -181,3 +181,60 @@ func TestRunnerRedactsEveryText(t *testing.T) {
 		t.Errorf("run = %+v", run)
 	}
 }
+
+// TestRetryAfterLongerThanThePollAllows: an upstream asking to wait longer
+// than half the refresh (the longest a poll retries) is not retried
+// sooner: the poll ends after one try. A shorter wait is waited out in
+// full before the retry.
+func TestRetryAfterLongerThanThePollAllows(t *testing.T) {
+	var calls []time.Time
+	var wait time.Duration
+	r, _, _ := newRunner(t, func(context.Context) (collector.Result, error) {
+		calls = append(calls, time.Now())
+		e := collector.Errorf(contract.ErrKindRateLimited, true, "slow down")
+		e.RetryAfter = wait
+		return collector.Result{}, e
+	})
+	r.Jobs[0].Timing = contract.Timing{Refresh: 2 * time.Second, StaleAfter: 2 * time.Second, TTL: time.Minute}
+
+	wait = 5 * time.Second // over the 1 s a poll may wait
+	if err := r.RunOnce(context.Background(), contract.DomainHolders); err == nil || len(calls) != 1 {
+		t.Fatalf("Retry-After %s: %d calls (%v), want 1", wait, len(calls), err)
+	}
+	calls, wait = nil, 300*time.Millisecond
+	if err := r.RunOnce(context.Background(), contract.DomainHolders); err == nil || len(calls) != 3 {
+		t.Fatalf("Retry-After %s: %d calls (%v), want 3", wait, len(calls), err)
+	}
+	for i := 1; i < len(calls); i++ {
+		if gap := calls[i].Sub(calls[i-1]); gap < wait {
+			t.Errorf("retry %d came %s after the 429, before its Retry-After %s", i, gap, wait)
+		}
+	}
+}
+
+func TestHolds(t *testing.T) {
+	var h collector.Holds
+	if e := h.Check("dexscreener"); e != nil {
+		t.Fatalf("fresh holds: %v", e)
+	}
+	h.Observe("dexscreener", collector.Errorf(contract.ErrKindUnavailable, true, "no Retry-After"))
+	h.Observe("dexscreener", errors.New("not classified"))
+	if e := h.Check("dexscreener"); e != nil {
+		t.Fatalf("a failure without Retry-After holds: %v", e)
+	}
+	const wait = 300 * time.Millisecond
+	e := collector.Errorf(contract.ErrKindRateLimited, true, "429")
+	e.RetryAfter = wait
+	h.Observe("dexscreener", e)
+	held := h.Check("dexscreener")
+	if held == nil || held.Kind != contract.ErrKindRateLimited || !held.Retry || held.RetryAfter <= 0 || held.RetryAfter > wait {
+		t.Fatalf("held: %+v", held)
+	}
+	if other := h.Check("geckoterminal"); other != nil {
+		t.Errorf("another upstream is held: %v", other)
+	}
+	time.Sleep(wait)
+	if e := h.Check("dexscreener"); e != nil {
+		t.Errorf("still held after the wait: %v", e)
+	}
+}

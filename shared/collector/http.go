@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/contract"
@@ -31,4 +33,49 @@ func ClassifyHTTP(upstream string, resp *http.Response) *Error {
 	default:
 		return Errorf(contract.ErrKindInvalid, false, "%s answered HTTP %d", upstream, code)
 	}
+}
+
+// Holds keeps, for each upstream, the time before which it asked not to
+// be called again (the Retry-After of its last 429), so that no retry,
+// later poll or fallback of the collector calls it sooner. A collector
+// checks it before every request and notes every classified failure. The
+// zero value is ready to use.
+type Holds struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// Observe notes the wait that err (an *Error with a RetryAfter) asks of
+// upstream; any other error changes nothing.
+func (h *Holds) Observe(upstream string, err error) {
+	var ce *Error
+	if !errors.As(err, &ce) || ce.RetryAfter <= 0 {
+		return
+	}
+	until := time.Now().Add(ce.RetryAfter)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.until == nil {
+		h.until = map[string]time.Time{}
+	}
+	if until.After(h.until[upstream]) {
+		h.until[upstream] = until
+	}
+}
+
+// Check returns nil when upstream may be called now; while the wait it
+// asked for runs, a retryable rate_limited *Error whose RetryAfter is the
+// time left (the request is not made).
+func (h *Holds) Check(upstream string) *Error {
+	h.mu.Lock()
+	until := h.until[upstream]
+	h.mu.Unlock()
+	left := time.Until(until)
+	if left <= 0 {
+		return nil
+	}
+	e := Errorf(contract.ErrKindRateLimited, true, "%s asked to wait (Retry-After): not called again for %s",
+		upstream, left.Round(100*time.Millisecond))
+	e.RetryAfter = left
+	return e
 }
