@@ -75,7 +75,10 @@ type Collector struct {
 	log       *slog.Logger
 	dsLimit   *rate.Limiter
 	gtLimit   *rate.Limiter
-	runner    *collector.Runner
+	// holds keeps each aggregator's Retry-After: neither is called before
+	// the wait it asked for is over.
+	holds  collector.Holds
+	runner *collector.Runner
 
 	selectedLiquidity prometheus.Gauge
 	pairs             *prometheus.GaugeVec
@@ -229,6 +232,9 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 		fb := collector.Classify(gerr)
 		both := *primary
 		both.Message = fmt.Sprintf("%s; fallback %s", primary.Message, fb.Message)
+		// A retry may call whichever of the two has no wait left to run:
+		// the shorter wait (none when either asked none).
+		both.RetryAfter = min(primary.RetryAfter, fb.RetryAfter)
 		if both.Remedy == "" {
 			both.Remedy = fb.Remedy
 		}
@@ -264,6 +270,9 @@ func (c *Collector) previous(ctx context.Context) *contract.Market {
 
 func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contract.Market, error) {
 	up := contract.UpstreamDexScreener
+	if held := c.holds.Check(up); held != nil {
+		return contract.Market{}, held // not called: not an upstream request
+	}
 	started := time.Now()
 	doc, err := func() (contract.Market, error) {
 		body, err := c.get(ctx, up, c.dsURL, c.dsLimit)
@@ -286,6 +295,9 @@ func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contrac
 
 func (c *Collector) fromGeckoTerminal(ctx context.Context, in buildInput) (contract.Market, error) {
 	up := contract.UpstreamGeckoTerminal
+	if held := c.holds.Check(up); held != nil {
+		return contract.Market{}, held // not called: not an upstream request
+	}
 	started := time.Now()
 	doc, err := func() (contract.Market, error) {
 		body, err := c.get(ctx, up, c.gtURL, c.gtLimit)
@@ -365,6 +377,7 @@ func (c *Collector) get(ctx context.Context, upstream, u string, lim *rate.Limit
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if ce := collector.ClassifyHTTP(upstream, resp); ce != nil {
+		c.holds.Observe(upstream, ce)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, ce
 	}

@@ -617,3 +617,51 @@ func TestBodyCap(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestRetryAfterIsRespected: after both aggregators answered 429 with
+// Retry-After, neither is called again before its wait is over, by the
+// next poll or as the fallback: a poll that finds both waiting fails as
+// rate_limited without a request, and the first poll after the wait
+// reads DexScreener again. (Retries inside a poll: the collector
+// package's tests.)
+func TestRetryAfterIsRespected(t *testing.T) {
+	const wait = time.Second
+	cfg := testConfig()
+	cfg.RetryAttempts = 1
+	h := newHarness(t, setup{cfg: &cfg})
+	h.sim.LoadScenario(mint, 11)
+	h.poll()
+	ds, gt := h.sim.Requests(dexsim.RouteDexScreener), h.sim.Requests(dexsim.RouteGeckoTerminal)
+	calls := func() (int64, int64) {
+		return h.sim.Requests(dexsim.RouteDexScreener) - ds, h.sim.Requests(dexsim.RouteGeckoTerminal) - gt
+	}
+
+	tooMany := fault.Fault{Kind: fault.HTTP429, RetryAfter: wait}
+	h.sim.Faults().Inject(dexsim.RouteDexScreener, tooMany)
+	h.sim.Faults().Inject(dexsim.RouteGeckoTerminal, tooMany)
+	for i := range 3 {
+		err := h.c.RunOnce(context.Background())
+		var ce *collector.Error
+		if !errors.As(err, &ce) || ce.Kind != contract.ErrKindRateLimited {
+			t.Fatalf("poll %d during the 429s: %v, want rate_limited", i, err)
+		}
+		if i == 2 {
+			h.sim.Faults().ClearAll() // the wait still runs
+		}
+	}
+	if d, g := calls(); d != 1 || g != 1 {
+		t.Errorf("three polls within the Retry-After of %s: %d DexScreener and %d GeckoTerminal requests, want 1 each", wait, d, g)
+	}
+	if r := h.run(); r.OK || r.ErrorKind != contract.ErrKindRateLimited || !strings.Contains(r.Error, "asked to wait") {
+		t.Errorf("run %+v, want rate_limited while waiting", r)
+	}
+	if err := h.c.RunOnce(context.Background()); err == nil {
+		t.Error("a poll within the Retry-After called an aggregator")
+	}
+
+	time.Sleep(wait)
+	h.poll()
+	if d, g := calls(); d != 2 || g != 1 {
+		t.Errorf("the first poll after the wait: %d DexScreener and %d GeckoTerminal requests in all, want 2 and 1", d, g)
+	}
+}
