@@ -1,0 +1,669 @@
+package standalone_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/services/edge"
+	"github.com/tokendata/tokendata/services/standalone"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator"
+	"github.com/tokendata/tokendata/shared/simulator/dexsim"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/redistest"
+)
+
+// Rows 2 to 4 of the fault matrix (issue 20). Each runs standalone over
+// its own redis-server, configured through the options of start rather
+// than the environment, so that the three run in parallel with each other
+// (row 2 keeps the real 60 s outage).
+
+// demoTotal is the simulator's default supply (987654321123456 at 6
+// decimals), as /api/total-supply writes it.
+const demoTotal = "987654321.123456"
+
+// supplyPaths are the paths that publish the supply.
+var supplyPaths = []string{"/api/total-supply", "/api/circulating-supply", "/api/supply", "/api/coingecko-supply"}
+
+// dataPaths are the paths that answer 503 data_unavailable while the edge
+// holds no document at all.
+var dataPaths = []string{
+	"/api/total-supply", "/api/circulating-supply", "/api/supply", "/api/coingecko-supply",
+	"/api/price", "/api/holders", "/api/market", "/api/market-data", "/api/market-pairs",
+}
+
+// onRedis points the common configuration at rs and applies timings.
+func onRedis(rs *redistest.Server, more ...func(*config.Common)) func(*config.Common) {
+	return func(c *config.Common) {
+		c.RedisURL = config.Secret(rs.URL())
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
+// answer is one response as a client sees it.
+type answer struct {
+	status    int
+	body      string
+	updatedAt time.Time // X-Data-Updated-At; zero when absent
+	stale     string    // X-Data-Stale
+	code      string    // error.code of an error body
+}
+
+func ask(t *testing.T, url string) answer {
+	t.Helper()
+	resp, body := get(t, url)
+	a := answer{status: resp.StatusCode, body: string(body), stale: resp.Header.Get("X-Data-Stale")}
+	if h := resp.Header.Get("X-Data-Updated-At"); h != "" {
+		at, err := time.Parse(time.RFC3339Nano, h)
+		if err != nil {
+			t.Fatalf("%s: X-Data-Updated-At %q: %v", url, h, err)
+		}
+		a.updatedAt = at
+	}
+	if resp.StatusCode >= 400 {
+		var e struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e)
+		a.code = e.Error.Code
+	}
+	return a
+}
+
+// statusReport is what the rows read of /api/status.
+type statusReport struct {
+	Status   string   `json:"status"`
+	Problems []string `json:"problems"`
+	Checks   struct {
+		Redis   struct{ Status string } `json:"redis"`
+		Domains map[string]struct {
+			Status string `json:"status"`
+			Stale  bool   `json:"stale"`
+		} `json:"domains"`
+		Collectors map[string]struct {
+			Status string `json:"status"`
+		} `json:"collectors"`
+		LedgerRPC        upstreamReport `json:"ledger_rpc"`
+		MarketAggregator upstreamReport `json:"market_aggregator"`
+	} `json:"checks"`
+}
+
+type upstreamReport struct {
+	Status    string  `json:"status"`
+	ErrorKind *string `json:"error_kind"`
+	Error     *string `json:"error"`
+}
+
+func readStatus(t *testing.T, base string) statusReport {
+	t.Helper()
+	resp, body := get(t, base+"/api/status")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/status: %d %s", resp.StatusCode, body)
+	}
+	var s statusReport
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Fatalf("/api/status: %v: %s", err, body)
+	}
+	return s
+}
+
+func (s statusReport) has(problem string) bool { return slices.Contains(s.Problems, problem) }
+
+// newEdge runs another edge over the Redis of common, with its own client,
+// as a replica started by a roll or a scale-up would be.
+func newEdge(t *testing.T, info standalone.Info, opts ...func(*config.Common)) (*edge.Server, string) {
+	t.Helper()
+	common, err := config.LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	common.DrainDelay = 0
+	for _, o := range opts {
+		o(&common)
+	}
+	redisOpts, err := store.ParseRedisURL(common.RedisURL.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(store.NewRedis(redisOpts), info.Mint)
+	api, err := edge.New(common, info.Token, edge.DefaultConfig(), edge.Deps{Store: st, Demo: info.Demo,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- api.RunOn(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("new edge stopped with %v", err)
+		}
+		_ = st.Close()
+	})
+	return api, "http://" + ln.Addr().String()
+}
+
+// readyz is the status of the ops listener's /readyz.
+func readyz(t *testing.T, ops string) int {
+	t.Helper()
+	resp, _ := get(t, ops+"/readyz")
+	return resp.StatusCode
+}
+
+// TestRedisDownSixtySeconds is row 2 of the fault matrix: Redis is down
+// for 60 s, then comes back EMPTY (a restart without persistence: the
+// harder case; coming back with its data would need no write-back). The
+// edge that was running keeps serving its copies, ready, flagged stale as
+// each domain passes its stale-after; a replica started during the outage
+// is not ready and answers 503; once Redis is back, the collectors write
+// back what they hold within one COLLECTOR_WATCH_INTERVAL and the new
+// replica answers 200 on every path with the numbers served before.
+func TestRedisDownSixtySeconds(t *testing.T) {
+	t.Parallel()
+	const outage = 60 * time.Second
+	const watch = time.Second
+	rs := redistest.Start(t)
+	timings := onRedis(rs, func(c *config.Common) {
+		c.CollectorWatch = watch
+		// market and supply turn stale during the outage; holders and
+		// metadata (hourly and daily) do not
+		c.Market = config.DomainTiming{Refresh: 5 * time.Second, StaleAfter: 15 * time.Second, TTL: 10 * time.Minute}
+		c.Supply = config.DomainTiming{Refresh: 5 * time.Second, StaleAfter: 25 * time.Second, TTL: time.Hour}
+	})
+	r := start(t, simulator.Options{Seed: 17, Accounts: 300}, timings)
+	old := r.info.API
+	for _, p := range paths {
+		waitFor(t, old, p)
+	}
+	before := map[string]answer{}
+	for _, p := range paths {
+		before[p] = ask(t, old+p)
+	}
+	if before["/api/total-supply"].body != demoTotal {
+		t.Fatalf("total supply %q before the outage, want %q", before["/api/total-supply"].body, demoTotal)
+	}
+
+	rs.Stop()
+	down := time.Now()
+
+	// A replica started during the outage: never ready, 503 on every data
+	// path, and /api/status says so.
+	time.Sleep(2 * time.Second)
+	api, fresh := newEdge(t, r.info, timings)
+	staleSeen := map[string]time.Time{}
+	var newEdgeChecked bool
+	for time.Since(down) < outage {
+		// The edge that was running serves its copies, the same numbers,
+		// flagged stale once past each domain's stale-after; it stays
+		// ready.
+		for _, p := range []string{"/api/total-supply", "/api/price", "/api/holders", "/api/market"} {
+			a := ask(t, old+p)
+			if a.status != http.StatusOK || !a.updatedAt.Equal(before[p].updatedAt) {
+				t.Fatalf("%s on the running edge during the outage: %d (updated %s, before %s): %s",
+					p, a.status, a.updatedAt, before[p].updatedAt, a.body)
+			}
+			if p == "/api/total-supply" && a.body != demoTotal {
+				t.Fatalf("total supply %q during the outage, want %q", a.body, demoTotal)
+			}
+			if a.body != before[p].body && a.stale != "true" {
+				t.Fatalf("%s changed during the outage without turning stale:\n%s\nbefore:\n%s", p, a.body, before[p].body)
+			}
+			if a.stale == "true" {
+				if _, ok := staleSeen[p]; !ok {
+					staleSeen[p] = time.Now()
+				}
+			}
+		}
+		if code := readyz(t, r.info.Ops); code != http.StatusOK {
+			t.Fatalf("the running edge turned not ready during the outage: /readyz %d", code)
+		}
+		if api.Ready() {
+			t.Fatal("the edge started during the outage is ready")
+		}
+		for _, p := range dataPaths {
+			if a := ask(t, fresh+p); a.status != http.StatusServiceUnavailable || a.code != "data_unavailable" {
+				t.Fatalf("%s on the edge started during the outage: %d %s, want 503 data_unavailable", p, a.status, a.body)
+			}
+		}
+		// unknown until its first read of the store has failed, down after
+		switch s := readStatus(t, fresh); {
+		case s.Status != "down" || s.Checks.Redis.Status != "down" && s.Checks.Redis.Status != "unknown":
+			t.Fatalf("/api/status of the edge started during the outage: %s, redis %s; want down, down", s.Status, s.Checks.Redis.Status)
+		case s.Checks.Redis.Status == "down":
+			newEdgeChecked = true
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if !newEdgeChecked {
+		t.Error("/api/status of the edge started during the outage never said the store was down")
+	}
+
+	// Stale when due: market after its 15 s, supply after its 25 s, never
+	// before; holders (stale after an hour) not at all.
+	for p, after := range map[string]time.Duration{"/api/price": 15 * time.Second, "/api/total-supply": 25 * time.Second} {
+		due := before[p].updatedAt.Add(after)
+		at, ok := staleSeen[p]
+		switch {
+		case !ok:
+			t.Errorf("%s never said stale during the outage (due at %s)", p, due.Format(time.TimeOnly))
+		case at.Before(due) || at.After(due.Add(2*time.Second)):
+			t.Errorf("%s said stale at %s, due at %s", p, at.Format(time.StampMilli), due.Format(time.StampMilli))
+		}
+	}
+	if _, ok := staleSeen["/api/holders"]; ok {
+		t.Error("/api/holders said stale an hour early")
+	}
+	s := readStatus(t, old)
+	if s.Status != "degraded" || s.Checks.Redis.Status != "down" || !s.has("market: stale (older than its stale-after)") ||
+		!s.has("supply: stale (older than its stale-after)") || !s.has("store: store unreachable or timed out; serving the last snapshot") {
+		t.Errorf("/api/status of the running edge at the end of the outage: %s %q", s.Status, s.Problems)
+	}
+
+	rs.Resume() // empty: no persistence
+	back := time.Now()
+	// One watch tick to write back, one snapshot poll of the new edge
+	// (it could not subscribe while Redis was down), and 2 s of slack.
+	bound := watch + edge.DefaultConfig().SnapshotPoll + 2*time.Second
+	for {
+		got := map[string]answer{}
+		all := api.Ready()
+		for _, p := range paths {
+			got[p] = ask(t, fresh+p)
+			all = all && got[p].status == http.StatusOK
+		}
+		if all {
+			recovery := time.Since(back)
+			// The same numbers. The upstreams were up throughout, so what
+			// comes back is the collectors' last good polls (made during
+			// the outage, or the early polls that follow a write-back):
+			// the same supply, holders and identity, dated no earlier
+			// than before.
+			for _, p := range []string{"/api/total-supply", "/api/circulating-supply", "/api/max-supply"} {
+				if got[p].body != before[p].body {
+					t.Errorf("%s on the new edge after the outage: %q, before: %q", p, got[p].body, before[p].body)
+				}
+			}
+			if h, hb := holdersOf(t, got["/api/holders"].body), holdersOf(t, before["/api/holders"].body); h != hb {
+				t.Errorf("/api/holders on the new edge after the outage: %d, before: %d", h, hb)
+			}
+			if md, mdb := undated(got["/api/token-metadata"].body), undated(before["/api/token-metadata"].body); md != mdb {
+				t.Errorf("/api/token-metadata on the new edge after the outage:\n%s\nbefore:\n%s", md, mdb)
+			}
+			for _, p := range []string{"/api/total-supply", "/api/price", "/api/holders"} {
+				if got[p].updatedAt.Before(before[p].updatedAt) {
+					t.Errorf("%s after the outage dated %s, before it %s", p, got[p].updatedAt, before[p].updatedAt)
+				}
+			}
+			for _, p := range []string{"/api/total-supply", "/api/price"} {
+				if a := ask(t, old+p); a.status != http.StatusOK || a.stale != "false" {
+					t.Errorf("%s on the running edge after the outage: %d, stale %q", p, a.status, a.stale)
+				}
+			}
+			recordRow(t, matrixRow{Order: 2, Fault: "Redis down for 60 s, back empty; a new edge started during it",
+				During: "running edge: 200 from its copies, ready, `X-Data-Stale: true` past each stale-after; " +
+					"new edge: not ready, 503 `data_unavailable`",
+				Status:   "running edge: `degraded` (store down, stale domains); new edge: `down`",
+				Recovery: recovery, Bound: bound})
+			return
+		}
+		if time.Since(back) > bound {
+			t.Fatalf("%s after Redis came back, the new edge (ready %v) answers %v", bound, api.Ready(), statusesOf(got))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// holdersOf is the holder count of a /api/holders body.
+func holdersOf(t *testing.T, body string) uint64 {
+	t.Helper()
+	var h struct{ Holders uint64 }
+	if err := json.Unmarshal([]byte(body), &h); err != nil || h.Holders == 0 {
+		t.Fatalf("/api/holders body %s: %v", body, err)
+	}
+	return h.Holders
+}
+
+var updatedAtField = regexp.MustCompile(`"updated_at":"[^"]*"`)
+
+// undated is body without its updated_at.
+func undated(body string) string { return updatedAtField.ReplaceAllString(body, `"updated_at":""`) }
+
+func statusesOf(m map[string]answer) map[string]int {
+	out := make(map[string]int, len(m))
+	for p, a := range m {
+		out[p] = a.status
+	}
+	return out
+}
+
+// TestLedgerRPCDownPastStaleAfter is row 3 of the fault matrix: every
+// call to the ledger RPC fails (HTTP 503) for longer than the supply's
+// stale-after. The edge serves the last good supply, the same number and
+// updated_at, flagged stale once due; /api/status is degraded and names
+// the failing upstream; the first good poll after the RPC returns brings
+// a fresh supply.
+func TestLedgerRPCDownPastStaleAfter(t *testing.T) {
+	t.Parallel()
+	const refresh, staleAfter = time.Second, 3 * time.Second
+	rs := redistest.Start(t)
+	r := start(t, simulator.Options{Seed: 13, Accounts: 200}, onRedis(rs, func(c *config.Common) {
+		c.Supply = config.DomainTiming{Refresh: refresh, StaleAfter: staleAfter, TTL: time.Minute}
+	}))
+	api := r.info.API
+	for _, p := range paths {
+		waitFor(t, api, p)
+	}
+
+	r.info.Sim.RPC.Faults().Inject("*", fault.Fault{Kind: fault.HTTP503})
+	injected := time.Now()
+	// A poll under way when the fault came may still have written: the
+	// last good supply is the one served once a poll has failed.
+	for readStatus(t, api).Checks.LedgerRPC.Status != "failing" {
+		if time.Since(injected) > 10*time.Second {
+			t.Fatal("no supply poll failed 10 s into the fault")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	good := map[string]answer{}
+	for _, p := range supplyPaths {
+		good[p] = ask(t, api+p)
+	}
+	lastGood := good["/api/total-supply"].updatedAt
+	if good["/api/total-supply"].body != demoTotal || good["/api/circulating-supply"].body != demoTotal {
+		t.Fatalf("supply %q / %q, want %q", good["/api/total-supply"].body, good["/api/circulating-supply"].body, demoTotal)
+	}
+
+	// Served throughout, unchanged but for the stale flag, which turns on
+	// when due; held 2 s past it.
+	due := lastGood.Add(staleAfter)
+	var staleAt time.Time
+	for staleAt.IsZero() || time.Since(staleAt) < 2*time.Second {
+		for _, p := range supplyPaths {
+			a := ask(t, api+p)
+			if a.status != http.StatusOK || !a.updatedAt.Equal(lastGood) {
+				t.Fatalf("%s during the RPC outage: %d, updated %s (last good %s): %s", p, a.status, a.updatedAt, lastGood, a.body)
+			}
+			want := good[p].body
+			if p == "/api/supply" || p == "/api/coingecko-supply" {
+				want = strings.Replace(want, `"stale":false`, `"stale":`+a.stale, 1)
+			}
+			if a.body != want {
+				t.Fatalf("%s during the RPC outage:\n%s\nlast good:\n%s", p, a.body, good[p].body)
+			}
+			if a.stale == "true" && staleAt.IsZero() {
+				staleAt = time.Now()
+				if staleAt.Before(due) {
+					t.Fatalf("%s stale at %s, before its stale-after (%s)", p, staleAt.Format(time.StampMilli), due.Format(time.StampMilli))
+				}
+			}
+		}
+		if staleAt.IsZero() && time.Now().After(due.Add(time.Second)) {
+			t.Fatalf("the supply is not flagged stale 1 s past its stale-after")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := readStatus(t, api)
+	rpc := s.Checks.LedgerRPC
+	if s.Status != "degraded" || !s.has("supply: stale (older than its stale-after)") || !s.has("collector supply: last run failed") ||
+		!s.Checks.Domains["supply"].Stale || rpc.Status != "failing" || deref(rpc.ErrorKind) != contract.ErrKindUnavailable ||
+		rpc.Error == nil || !strings.Contains(*rpc.Error, "503") {
+		t.Errorf("/api/status during the RPC outage: %s %q, ledger_rpc %s %v %v", s.Status, s.Problems, rpc.Status,
+			deref(rpc.ErrorKind), deref(rpc.Error))
+	}
+
+	r.info.Sim.RPC.Faults().Clear("*")
+	cleared := time.Now()
+	bound := 5 * time.Second
+	for {
+		a := ask(t, api+"/api/total-supply")
+		if a.status == http.StatusOK && a.stale == "false" && a.updatedAt.After(cleared) {
+			recovery := time.Since(cleared)
+			if a.body != demoTotal {
+				t.Errorf("total supply after the outage %q, want %q", a.body, demoTotal)
+			}
+			if s := readStatus(t, api); s.Checks.LedgerRPC.Status != "ok" || s.Checks.Domains["supply"].Stale {
+				t.Errorf("/api/status after the outage: ledger_rpc %s, supply stale %v", s.Checks.LedgerRPC.Status, s.Checks.Domains["supply"].Stale)
+			}
+			recordRow(t, matrixRow{Order: 3, Fault: "Ledger RPC down (HTTP 503) past the supply's stale-after",
+				During:   "200, the last good supply (same number and `updated_at`), `stale: true` once due",
+				Status:   "`degraded`: `supply: stale`, `collector supply: last run failed`; `ledger_rpc` failing, `upstream_unavailable`",
+				Recovery: recovery, Bound: bound})
+			return
+		}
+		if time.Since(cleared) > bound {
+			t.Fatalf("%s after the RPC came back, /api/total-supply: %d stale %q updated %s", bound, a.status, a.stale, a.updatedAt)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
+// requestLog samples the simulator's request counters of the aggregator
+// routes and notes when each request arrived (to the sampling period).
+type requestLog struct {
+	mu    sync.Mutex
+	times map[string][]time.Time
+}
+
+func logRequests(t *testing.T, dex *dexsim.Server, every time.Duration) *requestLog {
+	t.Helper()
+	l := &requestLog{times: map[string][]time.Time{}}
+	routes := []string{dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal}
+	seen := map[string]int64{}
+	for _, r := range routes {
+		seen[r] = dex.Requests(r)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			l.mu.Lock()
+			for _, r := range routes {
+				n := dex.Requests(r)
+				for ; seen[r] < n; seen[r]++ {
+					l.times[r] = append(l.times[r], now)
+				}
+			}
+			l.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return l
+}
+
+// between returns the arrival times of route's requests in [from, to).
+func (l *requestLog) between(route string, from, to time.Time) []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, at := range l.times[route] {
+		if !at.Before(from) && at.Before(to) {
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// TestAggregator429PastMarketTTL is row 4 of the fault matrix: both
+// aggregators answer 429 with Retry-After for longer than the market's
+// TTL. The collector waits as long as each asks before calling it again;
+// the price is served (flagged stale past its stale-after) until its TTL,
+// then dropped: 503 data_unavailable, never a price older than its TTL;
+// the first good answer after the fault brings it back.
+func TestAggregator429PastMarketTTL(t *testing.T) {
+	t.Parallel()
+	const refresh, staleAfter, ttl = time.Second, 2 * time.Second, 6 * time.Second
+	const retryAfter = 3 * time.Second
+	const sample = 20 * time.Millisecond
+	rs := redistest.Start(t)
+	r := start(t, simulator.Options{Seed: 19, Accounts: 200}, onRedis(rs, func(c *config.Common) {
+		c.Market = config.DomainTiming{Refresh: refresh, StaleAfter: staleAfter, TTL: ttl}
+	}))
+	api := r.info.API
+	for _, p := range paths {
+		waitFor(t, api, p)
+	}
+	dex := r.info.Sim.Dex
+	reqs := logRequests(t, dex, sample)
+
+	tooMany := fault.Fault{Kind: fault.HTTP429, RetryAfter: retryAfter}
+	dex.Faults().Inject(dexsim.RouteDexScreener, tooMany)
+	dex.Faults().Inject(dexsim.RouteGeckoTerminal, tooMany)
+	injected := time.Now()
+	for readStatus(t, api).Checks.MarketAggregator.Status != "failing" {
+		if time.Since(injected) > 10*time.Second {
+			t.Fatal("no market poll failed 10 s into the fault")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	last := ask(t, api+"/api/price")
+	if last.status != http.StatusOK {
+		t.Fatalf("/api/price once a poll failed: %d %s", last.status, last.body)
+	}
+	expiry := last.updatedAt.Add(ttl)
+
+	// Until the TTL: the last good price, stale past its stale-after.
+	// From the TTL on: 503 data_unavailable, never the old price. The
+	// edge's copy runs out with the Redis key, which counts from the
+	// write (a few ms after updated_at) in whole seconds of PTTL: 1 s of
+	// slack.
+	var staleSeen, droppedAt time.Time
+	for droppedAt.IsZero() || time.Since(droppedAt) < 2*time.Second {
+		a := ask(t, api+"/api/price")
+		now := time.Now()
+		switch {
+		case a.status == http.StatusOK:
+			if !droppedAt.IsZero() {
+				t.Fatalf("/api/price answered 200 again after it was dropped: %s", a.body)
+			}
+			if !a.updatedAt.Equal(last.updatedAt) || a.body != last.body && a.stale != "true" {
+				t.Fatalf("/api/price changed during the 429s: %s (updated %s)", a.body, a.updatedAt)
+			}
+			if now.After(expiry.Add(time.Second)) {
+				t.Fatalf("/api/price served at %s, %s past its TTL", now.Format(time.StampMilli), now.Sub(expiry))
+			}
+			if a.stale == "true" && staleSeen.IsZero() {
+				staleSeen = now
+			}
+		case a.status == http.StatusServiceUnavailable && a.code == "data_unavailable":
+			if droppedAt.IsZero() {
+				droppedAt = now
+				if now.Before(expiry) {
+					t.Fatalf("/api/price dropped at %s, before its TTL ran out (%s)", now.Format(time.StampMilli), expiry.Format(time.StampMilli))
+				}
+			}
+		default:
+			t.Fatalf("/api/price during the 429s: %d %s", a.status, a.body)
+		}
+		if droppedAt.IsZero() && now.After(expiry.Add(2*time.Second)) {
+			t.Fatal("/api/price still not dropped 2 s past its TTL")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if staleSeen.IsZero() || staleSeen.Before(last.updatedAt.Add(staleAfter)) {
+		t.Errorf("/api/price flagged stale at %s (stale-after from %s)", staleSeen.Format(time.StampMilli), last.updatedAt.Format(time.StampMilli))
+	}
+	for _, p := range []string{"/api/market-pairs"} {
+		if a := ask(t, api+p); a.status != http.StatusServiceUnavailable || a.code != "data_unavailable" {
+			t.Errorf("%s after the market TTL: %d %s", p, a.status, a.body)
+		}
+	}
+	var market struct {
+		PriceUSD *json.Number `json:"price_usd"`
+	}
+	if a := ask(t, api+"/api/market"); a.status != http.StatusOK || json.Unmarshal([]byte(a.body), &market) != nil || market.PriceUSD != nil {
+		t.Errorf("/api/market after the market TTL: %d %s; want 200 without a price", a.status, a.body)
+	}
+	s := readStatus(t, api)
+	agg := s.Checks.MarketAggregator
+	if s.Status != "degraded" || !s.has("market: no data") || !s.has("collector market: last run failed") ||
+		agg.Status != "failing" || deref(agg.ErrorKind) != contract.ErrKindRateLimited {
+		t.Errorf("/api/status after the market TTL: %s %q, market_aggregator %s %s %s", s.Status, s.Problems, agg.Status,
+			deref(agg.ErrorKind), deref(agg.Error))
+	}
+
+	dex.Faults().Clear(dexsim.RouteDexScreener)
+	dex.Faults().Clear(dexsim.RouteGeckoTerminal)
+	cleared := time.Now()
+	bound := retryAfter + 2*refresh + 2*time.Second
+	for {
+		a := ask(t, api+"/api/price")
+		if a.status == http.StatusOK {
+			recovery := time.Since(cleared)
+			if !a.updatedAt.After(cleared) || a.stale != "false" {
+				t.Errorf("/api/price after the 429s: updated %s, stale %q", a.updatedAt, a.stale)
+			}
+			recovered := time.Now()
+			// Back-off: after a 429 asking for retryAfter, the route was
+			// not called again before that (to the sampling period), the
+			// first call after the fault included.
+			time.Sleep(2 * sample)
+			for _, route := range []string{dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal} {
+				calls := reqs.between(route, injected.Add(sample), recovered)
+				if len(reqs.between(route, injected.Add(sample), cleared)) == 0 {
+					t.Errorf("%s: no request during the fault", route)
+				}
+				for i := 1; i < len(calls); i++ {
+					if gap := calls[i].Sub(calls[i-1]); gap < retryAfter-2*sample {
+						t.Errorf("%s called again %s after a 429 with Retry-After %s", route, gap, retryAfter)
+					}
+				}
+				t.Logf("%s: %d requests in %s of 429s", route, len(reqs.between(route, injected, cleared)),
+					cleared.Sub(injected).Round(time.Millisecond))
+			}
+			// Recovery at the first good answer: the price is back within
+			// 1 s of the first DexScreener call after the fault (a call
+			// seen just after the clear may have been the last 429).
+			after := reqs.between(dexsim.RouteDexScreener, cleared, recovered.Add(sample))
+			if len(after) == 0 || len(after) > 2 || recovered.Sub(after[len(after)-1]) > time.Second {
+				t.Errorf("DexScreener calls from the end of the 429s to the price's return at %s: %v",
+					recovered.Format(time.StampMilli), after)
+			}
+			recordRow(t, matrixRow{Order: 4, Fault: "Aggregators answering 429 (`Retry-After: 3`) past the market TTL",
+				During: "price served until its TTL (`stale: true` past stale-after), then 503 `data_unavailable`; " +
+					"no aggregator called before its `Retry-After`",
+				Status:   "`degraded`: `market: no data`, `collector market: last run failed`; `market_aggregator` failing, `rate_limited`",
+				Recovery: recovery, Bound: bound})
+			return
+		}
+		if time.Since(cleared) > bound {
+			t.Fatalf("%s after the 429s ended, /api/price: %d %s", bound, a.status, a.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
