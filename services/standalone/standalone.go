@@ -119,6 +119,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	logging.Start(log, common)
 
+	store.LogClientTo(log)
 	st, backend, err := process.OpenStore(common, token.Mint)
 	if err != nil {
 		return err

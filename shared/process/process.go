@@ -63,13 +63,15 @@ func Setup(service string, out io.Writer) (*Process, error) {
 	if common.RedisURL == "" {
 		return nil, fmt.Errorf("config: REDIS_URL: required by the %s service (only standalone runs on its in-memory store)", service)
 	}
+	log := logging.New(out, service, level)
+	store.LogClientTo(log)
 	st, _, err := OpenStore(common, token.Mint)
 	if err != nil {
 		return nil, err
 	}
 	return &Process{
 		Service: service, Common: common, Token: token,
-		Log:      logging.New(out, service, level),
+		Log:      log,
 		Registry: ops.NewRegistry(service),
 		Store:    st,
 	}, nil
