@@ -31,20 +31,30 @@ func NewMemory() *Memory {
 var errClosed = errors.New("store closed")
 
 // Set implements Backend.
-func (m *Memory) Set(_ context.Context, key string, value []byte, ttl time.Duration) error {
-	if ttl <= 0 {
-		return errors.New("ttl must be positive")
+func (m *Memory) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return m.SetAll(ctx, Entry{Key: key, Value: value, TTL: ttl})
+}
+
+// SetAll implements Backend: every entry under one lock.
+func (m *Memory) SetAll(_ context.Context, entries ...Entry) error {
+	data := make([][]byte, len(entries))
+	for i, e := range entries {
+		if e.TTL <= 0 {
+			return errors.New("ttl must be positive")
+		}
+		data[i] = append([]byte(nil), e.Value...)
 	}
-	data := append([]byte(nil), value...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return errClosed
 	}
-	m.vals[key] = memEntry{data: data, expires: m.now().Add(ttl)}
+	now := m.now()
+	for i, e := range entries {
+		m.vals[e.Key] = memEntry{data: data[i], expires: now.Add(e.TTL)}
+	}
 	// Drop expired keys now and then so memory does not grow with churn.
 	if len(m.vals) > 64 {
-		now := m.now()
 		for k, e := range m.vals {
 			if !now.Before(e.expires) {
 				delete(m.vals, k)

@@ -103,6 +103,31 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 	return r.c.Set(ctx, key, value, ttl).Err()
 }
 
+// SetAll implements Backend with one SET per entry inside MULTI/EXEC. A
+// Redis Cluster refuses a transaction over keys of different slots, and
+// the contract's keys carry no hash tag: there the SETs go in one
+// pipeline, in order, each atomic on its own.
+func (r *Redis) SetAll(ctx context.Context, entries ...Entry) error {
+	for _, e := range entries {
+		if e.TTL <= 0 {
+			return errors.New("ttl must be positive")
+		}
+	}
+	set := func(p redis.Pipeliner) error {
+		for _, e := range entries {
+			p.Set(ctx, e.Key, e.Value, e.TTL)
+		}
+		return nil
+	}
+	var err error
+	if _, cluster := r.c.(*redis.ClusterClient); cluster {
+		_, err = r.c.Pipelined(ctx, set)
+	} else {
+		_, err = r.c.TxPipelined(ctx, set)
+	}
+	return err
+}
+
 // MGet implements Backend: PTTL, STRLEN and GETRANGE 0..limit of every
 // key in one pipeline, so a value above limit is never transferred whole.
 func (r *Redis) MGet(ctx context.Context, limit int64, keys ...string) ([]Value, error) {

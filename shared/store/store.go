@@ -1,11 +1,11 @@
 // Package store keeps the domain documents and status records of
 // package contract, in Redis or in memory.
 //
-// A Backend moves bytes (SET with TTL, a size-limited multi-GET with
-// remaining TTL, a per-key size and TTL without the value, existence
-// checks, publish/subscribe, ping); Store sits on a Backend and does
-// everything else — keys, envelopes, validation, update notifications —
-// once, for both.
+// A Backend moves bytes (SET with TTL, several SETs as one atomic step, a
+// size-limited multi-GET with remaining TTL, a per-key size and TTL
+// without the value, existence checks, publish/subscribe, ping); Store
+// sits on a Backend and does everything else — keys, envelopes,
+// validation, update notifications — once, for both.
 //
 // Every read is bounded: a value above the read's limit is never read
 // whole (DefaultMaxValueBytes for Store's own reads, the caller's for a
@@ -64,10 +64,23 @@ type Subscription interface {
 	Close() error
 }
 
+// Entry is one value to store with SetAll.
+type Entry struct {
+	Key   string
+	Value []byte
+	// TTL is the value's time to live (> 0).
+	TTL time.Duration
+}
+
 // Backend is the byte-level storage both implementations provide.
 type Backend interface {
 	// Set stores value under key for ttl (ttl > 0).
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// SetAll stores every entry in one atomic step: a reader sees all of
+	// them or none of them, and a writer that dies in the middle leaves
+	// none. (On a Redis Cluster, where keys of one token live in
+	// different slots, each entry is atomic on its own: see Redis.SetAll.)
+	SetAll(ctx context.Context, entries ...Entry) error
 	// MGet returns one Value per key, in order; absent keys have Found
 	// false. It reads at most limit bytes (> 0) of a value: a longer one
 	// comes back TooLarge, with its Size and no Data.
@@ -110,24 +123,60 @@ type Document struct {
 // publishes the domain on the updates channel. A failed publish is
 // returned but the document stays written: readers also poll.
 func (s *Store) Write(ctx context.Context, env contract.Envelope, ttl time.Duration) error {
-	if err := env.Validate(); err != nil {
-		return fmt.Errorf("refusing to write %s: %w", env.Domain, err)
-	}
-	if env.Mint != s.mint {
-		return fmt.Errorf("refusing to write %s of mint %s into the store of %s", env.Domain, env.Mint, s.mint)
-	}
-	if ttl <= 0 {
-		return fmt.Errorf("refusing to write %s without a ttl", env.Domain)
-	}
-	b, err := json.Marshal(env)
+	b, err := s.encode(env, ttl)
 	if err != nil {
-		return fmt.Errorf("encode %s envelope: %w", env.Domain, err)
+		return err
 	}
 	if err := s.b.Set(ctx, contract.DocumentKey(s.mint, env.Domain), b, ttl); err != nil {
 		return fmt.Errorf("write %s: %w", env.Domain, err)
 	}
-	if err := s.b.Publish(ctx, contract.UpdatesChannel(s.mint), string(env.Domain)); err != nil {
-		return fmt.Errorf("publish %s update: %w", env.Domain, err)
+	return s.announce(ctx, env.Domain)
+}
+
+// Commit is how a collector writes a good poll: the document, as Write
+// does, and the collector's status record that records the run, in one
+// atomic step (Backend.SetAll: MULTI/EXEC on Redis), then the update
+// notification. No reader ever sees the document without the run that
+// wrote it, and a collector killed in the middle leaves neither.
+func (s *Store) Commit(ctx context.Context, env contract.Envelope, ttl time.Duration, st contract.Status) error {
+	b, err := s.encode(env, ttl)
+	if err != nil {
+		return err
+	}
+	sb, err := encodeStatus(st)
+	if err != nil {
+		return err
+	}
+	if err := s.b.SetAll(ctx,
+		Entry{Key: contract.DocumentKey(s.mint, env.Domain), Value: b, TTL: ttl},
+		Entry{Key: contract.StatusKey(s.mint, st.Collector), Value: sb, TTL: contract.StatusTTL}); err != nil {
+		return fmt.Errorf("write %s and the status of %s: %w", env.Domain, st.Collector, err)
+	}
+	return s.announce(ctx, env.Domain)
+}
+
+// encode checks and encodes a document to write.
+func (s *Store) encode(env contract.Envelope, ttl time.Duration) ([]byte, error) {
+	if err := env.Validate(); err != nil {
+		return nil, fmt.Errorf("refusing to write %s: %w", env.Domain, err)
+	}
+	if env.Mint != s.mint {
+		return nil, fmt.Errorf("refusing to write %s of mint %s into the store of %s", env.Domain, env.Mint, s.mint)
+	}
+	if ttl <= 0 {
+		return nil, fmt.Errorf("refusing to write %s without a ttl", env.Domain)
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s envelope: %w", env.Domain, err)
+	}
+	return b, nil
+}
+
+// announce publishes an update of d.
+func (s *Store) announce(ctx context.Context, d contract.Domain) error {
+	if err := s.b.Publish(ctx, contract.UpdatesChannel(s.mint), string(d)); err != nil {
+		return fmt.Errorf("publish %s update: %w", d, err)
 	}
 	return nil
 }
@@ -212,17 +261,25 @@ func tooLarge(d contract.Domain, size, limit int64) error {
 
 // WriteStatus stores a collector's status record.
 func (s *Store) WriteStatus(ctx context.Context, st contract.Status) error {
-	if st.Collector == "" {
-		return errors.New("refusing to write a status record without a collector")
-	}
-	b, err := json.Marshal(st)
+	b, err := encodeStatus(st)
 	if err != nil {
-		return fmt.Errorf("encode status: %w", err)
+		return err
 	}
 	if err := s.b.Set(ctx, contract.StatusKey(s.mint, st.Collector), b, contract.StatusTTL); err != nil {
 		return fmt.Errorf("write status of %s: %w", st.Collector, err)
 	}
 	return nil
+}
+
+func encodeStatus(st contract.Status) ([]byte, error) {
+	if st.Collector == "" {
+		return nil, errors.New("refusing to write a status record without a collector")
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	return b, nil
 }
 
 // ReadStatuses returns the status records of every collector that has one.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +248,91 @@ func runContract(t *testing.T, newBackend backendFactory) {
 		docs, _, err = s.Missing(ctx, "", contract.DomainSupply, contract.DomainMetadata)
 		if err != nil || !slices.Equal(docs, []contract.Domain{contract.DomainMetadata}) {
 			t.Fatalf("after metadata's TTL: Missing = %v, %v; want [metadata]", docs, err)
+		}
+	})
+
+	t.Run("commit writes the document and the status record at one instant", func(t *testing.T) {
+		b, _ := newBackend(t)
+		s := store.New(b, mint)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		updates, closeSub, err := s.Updates(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = closeSub() }()
+		waitSubscribed(t, b)
+		// The run's ConsecutiveFailures carries the document's number, so
+		// that a reader can tell which commit each value comes from.
+		status := func(n int) contract.Status {
+			return contract.Status{Collector: contract.CollectorHolders, Runs: map[contract.Domain]contract.Run{
+				contract.DomainHolders: {OK: true, ConsecutiveFailures: n}}}
+		}
+		if err := s.Commit(ctx, envelope(t, contract.DomainHolders, 1), time.Hour, status(1)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case d := <-updates:
+			if d != contract.DomainHolders {
+				t.Errorf("update = %q", d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no update received")
+		}
+		doc, err := s.Read(ctx, contract.DomainHolders)
+		if err != nil || holdersOf(t, doc) != 1 || doc.TTL <= 59*time.Minute {
+			t.Fatalf("document after commit: %+v, %v", doc, err)
+		}
+		sts, err := s.ReadStatuses(ctx)
+		if err != nil || sts[contract.CollectorHolders].Runs[contract.DomainHolders].ConsecutiveFailures != 1 {
+			t.Fatalf("status after commit: %+v, %v", sts, err)
+		}
+		if _, status, _ := s.Missing(ctx, contract.CollectorHolders); status {
+			t.Error("status record absent after commit")
+		}
+
+		// A reader that reads the document first, then the status record,
+		// never sees a status record older than the document: a commit is
+		// never half done.
+		keys := []string{contract.DocumentKey(mint, contract.DomainHolders), contract.StatusKey(mint, contract.CollectorHolders)}
+		var wg sync.WaitGroup
+		var done atomic.Bool
+		var reads, torn atomic.Int64
+		wg.Go(func() {
+			for !done.Load() {
+				vals, err := b.MGet(ctx, store.DefaultMaxValueBytes, keys...)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var env contract.Envelope
+				var h contract.Holders
+				var st contract.Status
+				if json.Unmarshal(vals[0].Data, &env) != nil || env.Decode(&h) != nil || json.Unmarshal(vals[1].Data, &st) != nil {
+					t.Errorf("undecodable values: %q, %q", vals[0].Data, vals[1].Data)
+					return
+				}
+				if n := st.Runs[contract.DomainHolders].ConsecutiveFailures; uint64(n) < h.Holders {
+					torn.Add(1)
+				}
+				reads.Add(1)
+			}
+		})
+		for n := 2; n <= 300; n++ {
+			if err := s.Commit(ctx, envelope(t, contract.DomainHolders, n), time.Hour, status(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done.Store(true)
+		wg.Wait()
+		if torn.Load() > 0 {
+			t.Errorf("%d of %d reads saw a document without the status record committed with it", torn.Load(), reads.Load())
+		}
+		if err := s.Commit(ctx, envelope(t, contract.DomainHolders, 1), 0, status(1)); err == nil {
+			t.Error("commit without ttl accepted")
+		}
+		if err := s.Commit(ctx, envelope(t, contract.DomainHolders, 1), time.Hour, contract.Status{}); err == nil {
+			t.Error("commit of a status record without a collector accepted")
 		}
 	})
 
