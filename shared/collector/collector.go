@@ -143,12 +143,14 @@ type Runner struct {
 	last map[contract.Domain]contract.Envelope
 }
 
-// Run polls every job at once, then each on its own interval, until ctx
-// is done. Beside the polls it watches the store (see Restore): when it
+// Run adopts what the previous process of the collector left in the store
+// (see adopt), then polls every job at once, then each on its own
+// interval, until ctx is done. Beside the polls it watches the store (see Restore): when it
 // had to write anything back, every job polls again at once. It returns
 // nil on cancellation: failures are recorded, never fatal, because a
 // collector stays up while its upstream is down.
 func (r *Runner) Run(ctx context.Context) error {
+	r.adopt(ctx)
 	var wg sync.WaitGroup
 	early := make([]chan struct{}, len(r.Jobs))
 	busy := make([]atomic.Bool, len(r.Jobs))
@@ -180,11 +182,8 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // watch runs Restore every Watch until ctx is done, and asks every job
 // not polling at that moment for an early poll after anything was written
-// back. First it takes what the store holds as the last good documents, so
-// that a collector restarted while its upstream is down still has
-// something to write back.
+// back.
 func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic.Bool) {
-	r.adopt(ctx)
 	every := r.Watch
 	if every <= 0 {
 		every = DefaultWatch
@@ -217,10 +216,16 @@ func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic
 	}
 }
 
-// adopt takes the store's current documents of the runner's domains as
-// their last good ones, where the runner has none yet. They are what a
-// collector of this token wrote and the store validated; nothing else is
-// ever adopted, so a runner over an empty store has nothing to write back.
+// adopt takes over, before the first poll, what the previous process of
+// this collector left in the store: its documents, as the last good ones,
+// and the runs of its status record, so that a restarted collector (a
+// crash, a kill, a roll) still has something to write back if the store
+// loses it, and its first status record keeps every domain's last success
+// and count of failures instead of forgetting the domains not polled yet.
+// Only what a collector of this token wrote and the store validated is
+// adopted, so a runner over an empty store has nothing to write back. It
+// is best effort, bounded by adoptTimeout: the polls bring good documents
+// anyway.
 func (r *Runner) adopt(ctx context.Context) {
 	if len(r.Jobs) == 0 {
 		return
@@ -229,11 +234,15 @@ func (r *Runner) adopt(ctx context.Context) {
 	for i, j := range r.Jobs {
 		domains[i] = j.Domain
 	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, adoptTimeout)
 	defer cancel()
 	docs, _, err := r.Store.ReadAll(rctx, domains...)
 	if err != nil {
-		return // best effort: the polls will bring good documents
+		return
+	}
+	statuses, err := r.Store.ReadStatuses(rctx)
+	if err != nil {
+		statuses = nil
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -242,7 +251,26 @@ func (r *Runner) adopt(ctx context.Context) {
 			r.keepLocked(doc.Envelope)
 		}
 	}
+	prev, ok := statuses[r.Name]
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range domains {
+		run, ok := prev.Runs[d]
+		if _, polled := r.status.Runs[d]; !ok || polled {
+			continue
+		}
+		if r.status.Runs == nil {
+			r.status.Runs = map[contract.Domain]contract.Run{}
+		}
+		r.status.Runs[d] = run
+	}
 }
+
+// adoptTimeout bounds adopt's reads of the store at start.
+const adoptTimeout = 5 * time.Second
 
 func (r *Runner) keepLocked(env contract.Envelope) {
 	if r.last == nil {
@@ -330,10 +358,13 @@ func (r *Runner) job(d contract.Domain) *Job {
 	return nil
 }
 
-// RunOnce polls one domain now (with retries), writes the document on
-// success and the status record in every case. It returns the poll's
-// classified error, or nil; when ctx ends mid-poll it records nothing and
-// returns ctx's error.
+// RunOnce polls one domain now (with retries) and records the run: after
+// a good poll, the document and the status record go to the store in one
+// atomic step (store.Commit), so that no reader ever sees a document
+// without the run that wrote it, even when the collector is killed in the
+// middle; after a failed one, the status record alone. It returns the
+// poll's classified error, or nil; when ctx ends mid-poll it records
+// nothing and returns ctx's error.
 func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	job := r.job(d)
 	if job == nil {
@@ -341,32 +372,31 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	}
 	started := time.Now()
 	res, err := r.pollWithRetry(ctx, job)
+	var env *contract.Envelope
 	if err == nil {
-		err = r.write(ctx, job, res)
+		env, err = r.envelope(job, res)
 	}
 	if ctx.Err() != nil && err != nil {
 		return ctx.Err() // stopping: not a failure of the upstream, nothing recorded
 	}
-	finished := time.Now()
-	run := contract.Run{StartedAt: started.UTC(), FinishedAt: finished.UTC(), OK: err == nil, Upstream: job.Upstream}
-	var ce *Error
-	if err != nil {
-		ce = r.clean(Classify(err))
-		run.ErrorKind, run.Error, run.Remedy = ce.Kind, ce.Message, ce.Remedy
-	} else {
+	run := contract.Run{StartedAt: started.UTC(), Upstream: job.Upstream}
+	if err == nil {
 		run.Note = r.text(res.Note)
 		if res.Upstream != "" {
 			run.Upstream = res.Upstream
 		}
 	}
-	run = r.record(ctx, d, run)
-	r.Metrics.observeRun(r.Name, d, run, finished.Sub(started))
+	run, ce, stopped := r.record(ctx, job, env, run, err)
+	if stopped {
+		return ctx.Err()
+	}
+	r.Metrics.observeRun(r.Name, d, run, run.FinishedAt.Sub(started))
 	if ce != nil {
 		r.Log.Warn("poll failed", "domain", d, "kind", ce.Kind, "error", ce.Message,
 			"consecutive_failures", run.ConsecutiveFailures)
 		return ce
 	}
-	r.Log.Debug("poll ok", "domain", d, "duration", finished.Sub(started).String())
+	r.Log.Debug("poll ok", "domain", d, "duration", run.FinishedAt.Sub(started).String())
 	return nil
 }
 
@@ -431,7 +461,8 @@ func (r *Runner) pollWithRetry(ctx context.Context, job *Job) (Result, error) {
 	}
 }
 
-func (r *Runner) write(ctx context.Context, job *Job, res Result) error {
+// envelope wraps a good poll's document.
+func (r *Runner) envelope(job *Job, res Result) (*contract.Envelope, error) {
 	at := res.UpdatedAt
 	if at.IsZero() {
 		at = time.Now()
@@ -440,30 +471,56 @@ func (r *Runner) write(ctx context.Context, job *Job, res Result) error {
 	src.Simulated = src.Simulated || r.Simulated
 	env, err := contract.NewEnvelope(r.Store.Mint(), job.Domain, at, src, res.Doc)
 	if err != nil {
-		return &Error{Kind: contract.ErrKindInternal, Message: err.Error()}
+		return nil, &Error{Kind: contract.ErrKindInternal, Message: err.Error()}
 	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	// A good poll is the last good document, whether or not the store
-	// takes it now: it is what Restore writes back if the store loses the
-	// domain.
-	r.keepLocked(env)
-	if err := r.Store.Write(ctx, env, job.Timing.TTL); err != nil {
-		return &Error{Kind: contract.ErrKindStore, Message: "writing the document to the store failed", Retry: false}
-	}
-	return nil
+	return &env, nil
 }
 
-// record updates the status record and writes it (best effort: a store
-// that cannot take the status cannot take documents either, and that is
-// already reported).
-func (r *Runner) record(ctx context.Context, d contract.Domain, run contract.Run) contract.Run {
-	r.writeMu.Lock() // a status record written back by Restore is never newer than this one
+// record writes the run of job to the store. With env (a good poll), the
+// document and the status record that names the run go in one atomic
+// commit; when the store refuses it, the run is recorded as a store
+// failure. Without env, pollErr is the failure recorded, in the status
+// record alone (best effort: a store that cannot take the status cannot
+// take documents either, and that is already reported). stopped is true
+// when ctx ended during the commit: then nothing is recorded.
+func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, run contract.Run, pollErr error) (_ contract.Run, ce *Error, stopped bool) {
+	r.writeMu.Lock() // a record written back by Restore is never newer than this one
 	defer r.writeMu.Unlock()
-	r.mu.Lock()
-	if r.status.Runs == nil {
-		r.status = contract.Status{Collector: r.Name, Simulated: r.Simulated, Runs: map[contract.Domain]contract.Run{}}
+	if env != nil {
+		// A good poll is the last good document, whether or not the store
+		// takes it now: it is what Restore writes back if the store loses
+		// the domain.
+		r.keepLocked(*env)
+		run.OK, run.FinishedAt = true, time.Now().UTC()
+		st := r.withRun(job.Domain, run)
+		err := r.Store.Commit(ctx, *env, job.Timing.TTL, st)
+		if err == nil {
+			r.setStatus(st)
+			return st.Runs[job.Domain], nil, false
+		}
+		if ctx.Err() != nil {
+			return run, nil, true
+		}
+		pollErr = &Error{Kind: contract.ErrKindStore, Message: "writing the document to the store failed"}
+		run.Note, run.Upstream = "", job.Upstream
 	}
+	ce = r.clean(Classify(pollErr))
+	run.OK, run.FinishedAt = false, time.Now().UTC()
+	run.ErrorKind, run.Error, run.Remedy = ce.Kind, ce.Message, ce.Remedy
+	st := r.withRun(job.Domain, run)
+	r.setStatus(st)
+	if err := r.Store.WriteStatus(context.WithoutCancel(ctx), st); err != nil {
+		r.Log.Warn("status record not written", "error", "store unavailable")
+	}
+	return st.Runs[job.Domain], ce, false
+}
+
+// withRun returns the status record with run as the last run of d, its
+// last success and consecutive failures carried over from the previous
+// run; the runner's record is not changed.
+func (r *Runner) withRun(d contract.Domain, run contract.Run) contract.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	prev := r.status.Runs[d]
 	run.LastSuccessAt = prev.LastSuccessAt
 	if run.OK {
@@ -472,13 +529,16 @@ func (r *Runner) record(ctx context.Context, d contract.Domain, run contract.Run
 	} else {
 		run.ConsecutiveFailures = prev.ConsecutiveFailures + 1
 	}
-	r.status.Runs[d] = run
 	st := r.snapshotLocked()
-	r.mu.Unlock()
-	if err := r.Store.WriteStatus(context.WithoutCancel(ctx), st); err != nil {
-		r.Log.Warn("status record not written", "error", "store unavailable")
-	}
-	return run
+	st.Runs[d] = run
+	return st
+}
+
+// setStatus makes st the runner's status record.
+func (r *Runner) setStatus(st contract.Status) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = st
 }
 
 // Status returns a copy of the collector's status record.

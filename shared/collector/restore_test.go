@@ -265,3 +265,58 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRestartedCollectorKeepsItsRecord: a collector restarted (killed in
+// the middle of its work, say) takes over the status record its previous
+// process left: its first record still names the last success and counts
+// the failures since, and keeps the run of a domain it has not polled
+// again yet, so that no document in the store is left without the run
+// that wrote it.
+func TestRestartedCollectorKeepsItsRecord(t *testing.T) {
+	r, s, _, _ := redisRunner(t, func(context.Context) (collector.Result, error) {
+		return collector.Result{}, collector.Errorf(contract.ErrKindUnavailable, false, "down")
+	})
+	release := make(chan struct{})
+	r.Jobs = append(r.Jobs, collector.Job{Domain: contract.DomainMarket, Upstream: contract.UpstreamDexScreener,
+		Timing: holdersTiming, Poll: func(ctx context.Context) (collector.Result, error) {
+			select { // a slow upstream: polled, not answered yet
+			case <-release:
+			case <-ctx.Done():
+			}
+			return collector.Result{}, ctx.Err()
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	success := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
+	prev := contract.Status{Collector: contract.CollectorHolders, Runs: map[contract.Domain]contract.Run{
+		contract.DomainHolders: {StartedAt: success, FinishedAt: success, OK: false, Upstream: contract.UpstreamSolanaRPC,
+			ErrorKind: contract.ErrKindUnavailable, ConsecutiveFailures: 2, LastSuccessAt: &success},
+		contract.DomainMarket: {StartedAt: success, FinishedAt: success, OK: true, Upstream: contract.UpstreamDexScreener,
+			LastSuccessAt: &success},
+	}}
+	if err := s.WriteStatus(ctx, prev); err != nil { // the previous process's record
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		close(release)
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	var got contract.Status
+	waitUntil(t, func() bool {
+		sts, err := s.ReadStatuses(ctx)
+		got = sts[contract.CollectorHolders]
+		return err == nil && got.Runs[contract.DomainHolders].ConsecutiveFailures != 2
+	})
+	run := got.Runs[contract.DomainHolders]
+	if run.ConsecutiveFailures != 3 || run.LastSuccessAt == nil || !run.LastSuccessAt.Equal(success) {
+		t.Errorf("first run after the restart: %d consecutive failures, last success %v; want 3, %s",
+			run.ConsecutiveFailures, run.LastSuccessAt, success)
+	}
+	if m, ok := got.Runs[contract.DomainMarket]; !ok || !m.OK || m.LastSuccessAt == nil || !m.LastSuccessAt.Equal(success) {
+		t.Errorf("the run of the domain not polled yet: %+v (present %v), want the previous process's", m, ok)
+	}
+}
