@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,7 +37,17 @@ func Run(ctx context.Context, actors ...Actor) error {
 	return g.Wait()
 }
 
-// Server is an HTTP server actor with a graceful stop.
+// Server is an HTTP server actor with a graceful stop: when ctx is done,
+// BeforeDrain (readiness off), then Drain, then Shutdown within Timeout.
+//
+// During the drain every answer carries Connection: close and its
+// connection is closed once the answer is out. A load balancer stops
+// opening connections to a replica that is not ready, but clients keep
+// sending on the keep-alive connections they hold; this way each of them
+// gets a whole answer and moves on, before Shutdown closes what is left
+// idle. (Turning keep-alives off with SetKeepAlivesEnabled instead would
+// close the idle connections at once, under a request a client may be
+// sending at that moment: a reset it cannot tell from a crash.)
 type Server struct {
 	Name string
 	// Srv is the server; Addr is its listen address.
@@ -65,6 +76,17 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.Log != nil {
 		s.Log.Info("listening", "server", s.Name, "addr", l.Addr().String())
 	}
+	var draining atomic.Bool
+	h := s.Srv.Handler
+	if h == nil {
+		h = http.DefaultServeMux
+	}
+	s.Srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- s.Srv.Serve(l) }()
 	select {
@@ -72,6 +94,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("%s server: %w", s.Name, err)
 	case <-ctx.Done():
 	}
+	draining.Store(true)
 	if s.BeforeDrain != nil {
 		s.BeforeDrain()
 	}
