@@ -26,6 +26,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeBinaries()
 	if err := writeMatrix(); err != nil {
 		fmt.Fprintln(os.Stderr, "fault matrix report:", err)
 		code = 1
