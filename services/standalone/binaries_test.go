@@ -182,7 +182,7 @@ func startEdgeBinary(t *testing.T, dir string, env []string) (*proc, string, str
 	api, ops := freeAddr(t), freeAddr(t)
 	p := startProc(t, dir, "edge", append(env, "HTTP_ADDR="+api, "OPS_ADDR="+ops, "EDGE_ACCESS_LOG_SAMPLE=0"))
 	deadline := time.Now().Add(30 * time.Second)
-	for !readyz("http://" + ops) {
+	for !isReady("http://" + ops) {
 		select {
 		case <-p.done:
 			t.Fatalf("the edge exited at start (%v):\n%s", p.state, p.out.String())
@@ -198,8 +198,8 @@ func startEdgeBinary(t *testing.T, dir string, env []string) (*proc, string, str
 
 var probeClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
-// readyz reports whether /readyz of ops answers 200.
-func readyz(ops string) bool {
+// isReady reports whether /readyz of ops answers 200.
+func isReady(ops string) bool {
 	resp, err := probeClient.Get(ops + "/readyz")
 	if err != nil {
 		return false
@@ -664,7 +664,7 @@ func TestEdgeSIGTERMUnderLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { // the balancer's readiness probe
 		for {
-			if !readyz(ops) {
+			if !isReady(ops) {
 				now := time.Now()
 				notReadyAt.Store(now.UnixNano())
 				cutoffAt.Store(now.Add(100 * time.Millisecond).UnixNano())
