@@ -99,3 +99,59 @@ func writeMatrix() error {
 	}
 	return os.WriteFile(path, []byte(table), 0o644)
 }
+
+// matrixRows is the number of rows of the matrix; when a run recorded all
+// of them, README's table must list exactly those faults.
+const matrixRows = 6
+
+// checkReadme compares the faults of README's table with the recorded
+// rows: every recorded fault must be in README's table and, after a run of
+// the whole matrix, README's table must have no other row. The figures are
+// not compared: they move from run to run (make fault-matrix rewrites them).
+func checkReadme() error {
+	matrix.Lock()
+	recorded := map[string]bool{}
+	for _, r := range matrix.rows {
+		recorded[r.Fault] = true
+	}
+	matrix.Unlock()
+	if len(recorded) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	const begin, end = "<!-- fault-matrix:begin", "<!-- fault-matrix:end -->"
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		return fmt.Errorf("README.md has no fault-matrix table between its markers")
+	}
+	inReadme := map[string]bool{}
+	for _, line := range strings.Split(s[i:j], "\n")[1:] {
+		cells := strings.Split(line, " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 4 || strings.HasPrefix(line, "| fault |") {
+			continue
+		}
+		inReadme[strings.TrimPrefix(cells[0], "| ")] = true
+	}
+	var problems []string
+	for f := range recorded {
+		if !inReadme[f] {
+			problems = append(problems, fmt.Sprintf("row %q is not in README's table", f))
+		}
+	}
+	if len(recorded) == matrixRows {
+		for f := range inReadme {
+			if !recorded[f] {
+				problems = append(problems, fmt.Sprintf("README's row %q is no row of the matrix", f))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("README.md's fault matrix is out of date (run make fault-matrix): %s", strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "fault matrix report:", err)
 		code = 1
 	}
+	if err := checkReadme(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
