@@ -145,7 +145,13 @@ func TestImplausibleAnswersAreRefused(t *testing.T) {
 func TestRetryWithinPoll(t *testing.T) {
 	for _, k := range []fault.Kind{fault.HTTP503, fault.Reset, fault.RPCNodeUnhealthy, fault.HTTP429, fault.Malformed, fault.Truncate} {
 		t.Run(string(k), func(t *testing.T) {
-			f := newFixture(t, classic9(), fixtureOpts{})
+			opts := fixtureOpts{}
+			if k == fault.HTTP429 {
+				// The 429 asks for 1 s: a poll retries it only when that
+				// is within half a refresh, and never sooner.
+				opts.refresh = 3 * time.Second
+			}
+			f := newFixture(t, classic9(), opts)
 			f.sim.Faults().Inject(methodGetTokenSupply, fault.Fault{Kind: k, Times: 1})
 			f.mustRun(t, contract.DomainSupply)
 			if _, doc := f.supplyDoc(t); doc.TotalRaw != "999999999123456789" {
