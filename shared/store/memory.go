@@ -14,6 +14,7 @@ type Memory struct {
 
 	mu     sync.RWMutex
 	vals   map[string]memEntry
+	series map[string]*memSeries
 	subs   map[string]map[*memSub]struct{}
 	closed bool
 }
@@ -25,7 +26,8 @@ type memEntry struct {
 
 // NewMemory returns an empty in-memory backend.
 func NewMemory() *Memory {
-	return &Memory{now: time.Now, vals: map[string]memEntry{}, subs: map[string]map[*memSub]struct{}{}}
+	return &Memory{now: time.Now, vals: map[string]memEntry{}, series: map[string]*memSeries{},
+		subs: map[string]map[*memSub]struct{}{}}
 }
 
 var errClosed = errors.New("store closed")
@@ -53,15 +55,27 @@ func (m *Memory) SetAll(_ context.Context, entries ...Entry) error {
 	for i, e := range entries {
 		m.vals[e.Key] = memEntry{data: data[i], expires: now.Add(e.TTL)}
 	}
-	// Drop expired keys now and then so memory does not grow with churn.
-	if len(m.vals) > 64 {
-		for k, e := range m.vals {
-			if !now.Before(e.expires) {
-				delete(m.vals, k)
-			}
+	m.sweepLocked()
+	return nil
+}
+
+// sweepLocked drops expired keys now and then, so that memory does not
+// grow with churn.
+func (m *Memory) sweepLocked() {
+	if len(m.vals)+len(m.series) <= 64 {
+		return
+	}
+	now := m.now()
+	for k, e := range m.vals {
+		if !now.Before(e.expires) {
+			delete(m.vals, k)
 		}
 	}
-	return nil
+	for k, s := range m.series {
+		if !now.Before(s.expires) {
+			delete(m.series, k)
+		}
+	}
 }
 
 // MGet implements Backend: a value above limit is not copied.

@@ -15,6 +15,8 @@ import (
 // single node, several a Cluster, a master name a Sentinel setup.
 type Redis struct {
 	c redis.UniversalClient
+	// forcePerKey makes Append go key by key as on a Cluster (tests).
+	forcePerKey bool
 }
 
 // ParseRedisURL turns REDIS_URL into universal client options. Accepted:

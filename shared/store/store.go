@@ -96,16 +96,38 @@ type Backend interface {
 	Subscribe(ctx context.Context, channel string) (Subscription, error)
 	Ping(ctx context.Context) error
 	Close() error
+
+	// Append stores every entry, as SetAll, and applies every op to its
+	// series, in one atomic step (on a Redis Cluster, the entries first in
+	// order, then each series on its own).
+	Append(ctx context.Context, entries []Entry, ops []SeriesOp) error
+	// LoadSeries puts an import's points into a series (see SeriesLoad)
+	// and returns how many it put.
+	LoadSeries(ctx context.Context, l SeriesLoad) (int, error)
+	// ReadSeries returns the newest limit (> 0) points of key whose score
+	// lies in [from, to], oldest first.
+	ReadSeries(ctx context.Context, key string, from, to int64, limit int) (SeriesRange, error)
 }
 
-// Store reads and writes the documents of one token.
+// Store reads and writes the documents of one token, and its history.
 type Store struct {
-	b    Backend
-	mint string
+	b         Backend
+	mint      string
+	retention Retention
+	now       func() time.Time
 }
+
+// Option tunes a Store.
+type Option func(*Store)
 
 // New returns a Store for the token mint over b.
-func New(b Backend, mint string) *Store { return &Store{b: b, mint: mint} }
+func New(b Backend, mint string, opts ...Option) *Store {
+	s := &Store{b: b, mint: mint, retention: DefaultRetention, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Mint is the token this store serves.
 func (s *Store) Mint() string { return s.mint }
@@ -122,23 +144,30 @@ type Document struct {
 // Write stores env under its domain key for ttl with one SET, then
 // publishes the domain on the updates channel. A failed publish is
 // returned but the document stays written: readers also poll.
-func (s *Store) Write(ctx context.Context, env contract.Envelope, ttl time.Duration) error {
+//
+// The samples, when there are any, are the document's values to append
+// to the history (one per measure, each of the envelope's domain): they
+// are written in the same atomic step as the document, at its updated_at
+// (see History). A collector passes them for a successful poll only,
+// never when it writes back a document the store lost.
+func (s *Store) Write(ctx context.Context, env contract.Envelope, ttl time.Duration, samples ...contract.Sample) error {
 	b, err := s.encode(env, ttl)
 	if err != nil {
 		return err
 	}
-	if err := s.b.Set(ctx, contract.DocumentKey(s.mint, env.Domain), b, ttl); err != nil {
+	if err := s.put(ctx, env, samples, Entry{Key: contract.DocumentKey(s.mint, env.Domain), Value: b, TTL: ttl}); err != nil {
 		return fmt.Errorf("write %s: %w", env.Domain, err)
 	}
 	return s.announce(ctx, env.Domain)
 }
 
 // Commit is how a collector writes a good poll: the document, as Write
-// does, and the collector's status record that records the run, in one
-// atomic step (Backend.SetAll: MULTI/EXEC on Redis), then the update
-// notification. No reader ever sees the document without the run that
-// wrote it, and a collector killed in the middle leaves neither.
-func (s *Store) Commit(ctx context.Context, env contract.Envelope, ttl time.Duration, st contract.Status) error {
+// does, the collector's status record that records the run and the
+// poll's history samples, in one atomic step (MULTI/EXEC or one script on
+// Redis), then the update notification. No reader ever sees the document
+// without the run that wrote it, and a collector killed in the middle
+// leaves neither.
+func (s *Store) Commit(ctx context.Context, env contract.Envelope, ttl time.Duration, st contract.Status, samples ...contract.Sample) error {
 	b, err := s.encode(env, ttl)
 	if err != nil {
 		return err
@@ -147,12 +176,28 @@ func (s *Store) Commit(ctx context.Context, env contract.Envelope, ttl time.Dura
 	if err != nil {
 		return err
 	}
-	if err := s.b.SetAll(ctx,
+	if err := s.put(ctx, env, samples,
 		Entry{Key: contract.DocumentKey(s.mint, env.Domain), Value: b, TTL: ttl},
 		Entry{Key: contract.StatusKey(s.mint, st.Collector), Value: sb, TTL: contract.StatusTTL}); err != nil {
 		return fmt.Errorf("write %s and the status of %s: %w", env.Domain, st.Collector, err)
 	}
 	return s.announce(ctx, env.Domain)
+}
+
+// put stores entries, with the samples' history ops when there are any,
+// in one atomic step.
+func (s *Store) put(ctx context.Context, env contract.Envelope, samples []contract.Sample, entries ...Entry) error {
+	ops, err := s.sampleOps(env, samples)
+	if err != nil {
+		return fmt.Errorf("refusing the samples: %w", err)
+	}
+	if len(ops) > 0 {
+		return s.b.Append(ctx, entries, ops)
+	}
+	if len(entries) == 1 {
+		return s.b.Set(ctx, entries[0].Key, entries[0].Value, entries[0].TTL)
+	}
+	return s.b.SetAll(ctx, entries...)
 }
 
 // encode checks and encodes a document to write.
