@@ -4,7 +4,8 @@
 // collector supplies only what reads its upstream and builds a document.
 //
 // A failed or invalid poll never overwrites good data: the document is
-// written only when Poll returns one without error.
+// written only when Poll returns one without error, with the poll's
+// history samples (Result.Samples) in the same step.
 //
 // Nothing is lost when the store loses its data (a Redis restarted without
 // persistence, a FLUSHALL): the runner keeps its last good document of
@@ -85,6 +86,11 @@ type Result struct {
 	Upstream string
 	// Note is kept in the status record (e.g. "fallback source used").
 	Note string
+	// Samples are the document's values for the history (measures of the
+	// job's domain), appended with the document in one step. Only a
+	// successful poll has them: a document written back by Restore never
+	// appends, so no point is ever made up.
+	Samples []contract.Sample
 }
 
 // Job is one domain a collector writes.
@@ -286,7 +292,9 @@ func (r *Runner) keepLocked(env contract.Envelope) {
 // from that updated_at, so that it expires no later than the original
 // would have; one whose TTL has run out is forgotten instead. The status
 // record is written back as the runner holds it. A runner that never had a
-// good poll has no document to write back: it invents nothing.
+// good poll has no document to write back: it invents nothing. A
+// written-back document appends nothing to the history either: the time
+// the store went without it stays a gap there.
 //
 // Restore returns what it wrote back (domain names, and "status"), counts
 // each in tokendata_collector_republished_total and logs one line when it
@@ -386,7 +394,7 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 			run.Upstream = res.Upstream
 		}
 	}
-	run, ce, stopped := r.record(ctx, job, env, run, err)
+	run, ce, stopped := r.record(ctx, job, env, res.Samples, run, err)
 	if stopped {
 		return ctx.Err()
 	}
@@ -477,13 +485,13 @@ func (r *Runner) envelope(job *Job, res Result) (*contract.Envelope, error) {
 }
 
 // record writes the run of job to the store. With env (a good poll), the
-// document and the status record that names the run go in one atomic
-// commit; when the store refuses it, the run is recorded as a store
+// document, the status record that names the run and the poll's history
+// samples go in one atomic commit; when the store refuses it, the run is recorded as a store
 // failure. Without env, pollErr is the failure recorded, in the status
 // record alone (best effort: a store that cannot take the status cannot
 // take documents either, and that is already reported). stopped is true
 // when ctx ended during the commit: then nothing is recorded.
-func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, run contract.Run, pollErr error) (_ contract.Run, ce *Error, stopped bool) {
+func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, samples []contract.Sample, run contract.Run, pollErr error) (_ contract.Run, ce *Error, stopped bool) {
 	r.writeMu.Lock() // a record written back by Restore is never newer than this one
 	defer r.writeMu.Unlock()
 	if env != nil {
@@ -493,7 +501,7 @@ func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, r
 		r.keepLocked(*env)
 		run.OK, run.FinishedAt = true, time.Now().UTC()
 		st := r.withRun(job.Domain, run)
-		err := r.Store.Commit(ctx, *env, job.Timing.TTL, st)
+		err := r.Store.Commit(ctx, *env, job.Timing.TTL, st, samples...)
 		if err == nil {
 			r.setStatus(st)
 			return st.Runs[job.Domain], nil, false
