@@ -83,6 +83,9 @@ type Common struct {
 	// once what the store lost (a Redis restarted without persistence).
 	CollectorWatch time.Duration `doc:"How often a collector checks that Redis still holds its last documents and status record, and writes back at once what Redis lost." env:"COLLECTOR_WATCH_INTERVAL" envDefault:"5s" min:"100ms"`
 
+	// History is the retention of each tier of the history.
+	History History `envPrefix:"HISTORY_"`
+
 	Market   DomainTiming `envPrefix:"MARKET_"`
 	Supply   DomainTiming `envPrefix:"SUPPLY_"`
 	Metadata DomainTiming `envPrefix:"METADATA_"`
@@ -113,6 +116,7 @@ func (c Common) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.String("collector_watch_interval", c.CollectorWatch.String()),
+		slog.Any("history", c.History),
 	}
 	for _, d := range contract.Domains {
 		t := c.Timings()[d]
@@ -184,6 +188,9 @@ func (c Common) Validate() error {
 		// The rules between a domain's timings only mean something once
 		// each is in its bounds.
 		return errors.Join(append(errs, err)...)
+	}
+	if err := c.History.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, d := range contract.Domains {
 		if err := c.Timings()[d].Validate(); err != nil {

@@ -82,14 +82,16 @@ func Setup(service string, out io.Writer) (*Process, error) {
 // but refuses the credentials is an error; one that does not answer yet
 // is not (it may be starting: the store reconnects).
 func OpenStore(c config.Common, mint string) (st *store.Store, backend string, err error) {
+	retention := store.WithRetention(store.Retention{Raw: c.History.RawRetention,
+		FiveMin: c.History.FiveMinRetention, Hour: c.History.HourRetention})
 	if c.RedisURL == "" {
-		return store.New(store.NewMemory(), mint), "memory", nil
+		return store.New(store.NewMemory(), mint, retention), "memory", nil
 	}
 	opts, err := store.ParseRedisURL(c.RedisURL.Reveal())
 	if err != nil {
 		return nil, "", fmt.Errorf("config: REDIS_URL: %s", config.Redact(err.Error(), c.RedisURL))
 	}
-	st = store.New(store.NewRedis(opts), mint)
+	st = store.New(store.NewRedis(opts), mint, retention)
 	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
 	defer cancel()
 	if err := st.Ping(ctx); store.IsAuthError(err) {

@@ -148,3 +148,20 @@ func TestOpsServerLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenStoreAppliesHistoryRetention(t *testing.T) {
+	t.Setenv("HISTORY_RAW_RETENTION", "5h")
+	t.Setenv("HISTORY_1H_RETENTION", "2000h")
+	c, err := config.LoadCommon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, backend, err := OpenStore(c, config.DemoMint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	if r := st.Retention(); backend != "memory" || r.Raw != 5*time.Hour || r.FiveMin != 720*time.Hour || r.Hour != 2000*time.Hour {
+		t.Errorf("%s store retention = %+v", backend, r)
+	}
+}
