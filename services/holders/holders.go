@@ -178,7 +178,7 @@ func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 	if c.method == contract.HoldersMethodGPA {
 		src.Commitment = c.cfg.Commitment
 	}
-	return collector.Result{Doc: doc, Source: src}, nil
+	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}, nil
 }
 
 // query is one getProgramAccounts query of the enumeration.

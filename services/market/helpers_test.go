@@ -49,6 +49,7 @@ type setup struct {
 	moveWarning string
 	cfg         *Config
 	fallbackOff bool
+	maxSupply   string // the token file's max_supply
 }
 
 type harness struct {
@@ -90,7 +91,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	t.Cleanup(tr.CloseIdleConnections)
 
 	common := config.Common{DexScreenerURL: sim.DexScreenerURL(), GeckoTerminalURL: sim.GeckoTerminalURL()}
-	tok := config.Token{Mint: mint, PriceMoveWarning: s.moveWarning}
+	tok := config.Token{Mint: mint, PriceMoveWarning: s.moveWarning, MaxSupply: s.maxSupply}
 	for _, a := range s.official {
 		tok.OfficialPairs = append(tok.OfficialPairs, config.OfficialPair{Address: a})
 	}

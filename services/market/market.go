@@ -67,8 +67,9 @@ type Collector struct {
 	mint      string
 	official  []string
 	moveShare decimal.Decimal
-	dsURL     string // the token-pairs URL of the mint
-	gtURL     string // the token pools URL of the mint
+	maxSupply *decimal.Decimal // whole tokens; nil when none is disclosed
+	dsURL     string           // the token-pairs URL of the mint
+	gtURL     string           // the token pools URL of the mint
 	client    *http.Client
 	store     *store.Store
 	metrics   *collector.Metrics
@@ -146,6 +147,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		cfg:       cfg,
 		mint:      token.Mint,
 		moveShare: move,
+		maxSupply: maxSupplyWhole(token),
 		dsURL:     dsBase + "/token-pairs/v1/solana/" + url.PathEscape(token.Mint),
 		gtURL:     gtBase + "/networks/solana/tokens/" + url.PathEscape(token.Mint) + "/pools?include=base_token,quote_token",
 		client:    client,
@@ -217,7 +219,7 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 	if err == nil {
 		c.observeDoc(doc)
 		return collector.Result{Doc: doc, Source: contract.Source{Name: contract.UpstreamDexScreener, Method: MethodTokenPairs},
-			UpdatedAt: time.Now()}, nil
+			UpdatedAt: time.Now(), Samples: c.samples(ctx, doc)}, nil
 	}
 	primary := collector.Classify(err)
 	if c.cfg.DisableFallback || ctx.Err() != nil {
@@ -247,6 +249,7 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 		Source:    contract.Source{Name: contract.UpstreamGeckoTerminal, Method: MethodTokenPools},
 		UpdatedAt: time.Now(),
 		Upstream:  contract.UpstreamGeckoTerminal,
+		Samples:   c.samples(ctx, doc),
 		Note:      fmt.Sprintf("fallback source used: %s failed (%s: %s)", contract.UpstreamDexScreener, primary.Kind, primary.Message),
 	}, nil
 }

@@ -191,7 +191,7 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 	c.logAboveMax(doc)
 	return collector.Result{Doc: doc, Source: contract.Source{
 		Name: contract.UpstreamSolanaRPC, Method: methodGetTokenSupply, Commitment: c.cfg.Commitment, Slot: sup.Slot,
-	}}, nil
+	}, Samples: contract.SupplySamples(doc)}, nil
 }
 
 // programName checks the mint's owner program.

@@ -6,8 +6,11 @@ package contract
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Measure is one time series of the history.
@@ -237,9 +240,9 @@ func (p Point) Count() int64 { return max(p.N, 1) }
 // Time is T as a time.Time (UTC).
 func (p Point) Time() time.Time { return time.UnixMilli(p.T).UTC() }
 
-// MaxValueLen bounds a value's length: the largest figure (a market cap
+// MaxValueLen bounds a value's length: the longest figure (a market cap
 // with every digit of price × supply) is a few dozen characters.
-const MaxValueLen = 80
+const MaxValueLen = 100
 
 // CanonicalValue checks that s is a non-negative decimal in plain
 // notation and returns it canonical: no sign, no exponent, no leading
@@ -317,4 +320,45 @@ func (s Sample) Validate() error {
 		return fmt.Errorf("%s: %w", s.Measure, err)
 	}
 	return nil
+}
+
+// MarketSamples are the history samples of a market document, as the
+// edge publishes its figures: none unless a price is published (status
+// ok); then the price, the liquidity and the 24 h volume, the market cap
+// (price × circulating supply) when circulating is known, and the FDV
+// (price × maximum supply) when a maximum supply is disclosed. Both
+// supplies are in whole tokens. A figure that is no sample value (below
+// zero, longer than MaxValueLen) is left out rather than refused with
+// the document.
+func MarketSamples(m Market, circulating, maxSupply *decimal.Decimal) []Sample {
+	if m.Status != MarketOK || m.PriceUSD == nil {
+		return nil
+	}
+	var out []Sample
+	add := func(ms Measure, d decimal.Decimal) {
+		if v := d.String(); d.Sign() >= 0 && len(v) <= MaxValueLen {
+			out = append(out, Sample{Measure: ms, Value: v})
+		}
+	}
+	add(MeasurePriceUSD, *m.PriceUSD)
+	if circulating != nil {
+		add(MeasureMarketCapUSD, m.PriceUSD.Mul(*circulating))
+	}
+	if maxSupply != nil {
+		add(MeasureFDVUSD, m.PriceUSD.Mul(*maxSupply))
+	}
+	add(MeasureLiquidityUSD, m.LiquidityUSD)
+	add(MeasureVolume24hUSD, m.VolumeUSD.H24)
+	return out
+}
+
+// SupplySamples are the history samples of a supply document: the total
+// supply in base units.
+func SupplySamples(s Supply) []Sample {
+	return []Sample{{Measure: MeasureSupply, Value: s.TotalRaw}}
+}
+
+// HoldersSamples are the history samples of a holders document.
+func HoldersSamples(h Holders) []Sample {
+	return []Sample{{Measure: MeasureHolders, Value: strconv.FormatUint(h.Holders, 10)}}
 }
