@@ -13,12 +13,18 @@ func (s *Server) SetMarket(mint string, m Market) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.markets[mint] = &c
+	s.anchorLocked(mint, 0)
 }
 
-// LoadScenario sets the market of mint to Scenario(mint, seed) and returns it.
+// LoadScenario sets the market of mint to Scenario(mint, seed) and returns
+// it; the seed also shapes its past prices (PriceAt).
 func (s *Server) LoadScenario(mint string, seed uint64) Market {
 	m := Scenario(mint, seed)
-	s.SetMarket(mint, m)
+	c := m.Clone()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markets[mint] = &c
+	s.anchorLocked(mint, seed)
 	return m
 }
 
@@ -27,6 +33,7 @@ func (s *Server) RemoveMarket(mint string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.markets, mint)
+	delete(s.history, mint)
 }
 
 // Market returns a copy of the market of mint.
@@ -99,9 +106,14 @@ func (s *Server) SetPairPrice(mint, address, priceUSD, priceNative string) bool 
 
 // Reprice moves the token's price on every pair (see Market.Reprice).
 func (s *Server) Reprice(mint, price string) bool {
-	ok := false
-	s.Update(mint, func(m *Market) { ok = m.Reprice(price) })
-	return ok
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.markets[mint]
+	if !ok || !m.Reprice(price) {
+		return false
+	}
+	s.logPriceLocked(mint)
+	return true
 }
 
 // Truth is the ground truth for mint under the contract's market rules (an

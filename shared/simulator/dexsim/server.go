@@ -8,6 +8,7 @@
 //	                                         GET /tokens/v1/{chainId}/{tokenAddresses}
 //	                                         GET /latest/dex/tokens/{tokenAddresses}
 //	GECKOTERMINAL_URL = base + "/api/v2"     GET /networks/{network}/tokens/{token_address}/pools
+//	                                         GET /networks/{network}/pools/{pool}/ohlcv/{timeframe}
 //
 // Both are rendered from one Market per mint (so the two aggregators agree),
 // and Truth gives what a correct collector derives from it under the
@@ -70,6 +71,8 @@ const GeckoTerminalPrefix = "/api/v2"
 type Server struct {
 	mu      sync.RWMutex
 	markets map[string]*Market
+	// history is each mint's price over time (history.go).
+	history map[string]*priceLog
 
 	faults  *fault.Set
 	handler http.Handler
@@ -91,6 +94,7 @@ type Server struct {
 func New() *Server {
 	s := &Server{
 		markets: map[string]*Market{},
+		history: map[string]*priceLog{},
 		faults:  fault.NewSet(),
 		limits:  map[string]*limiter{},
 		now:     time.Now,
@@ -101,6 +105,7 @@ func New() *Server {
 	ds.HandleFunc("GET /latest/dex/tokens/{tokenAddresses}", s.latestTokens)
 	gt := http.NewServeMux()
 	gt.HandleFunc("GET "+GeckoTerminalPrefix+"/networks/{network}/tokens/{tokenAddress}/pools", s.geckoPools)
+	gt.HandleFunc("GET "+GeckoTerminalPrefix+"/networks/{network}/pools/{pool}/ohlcv/{timeframe}", s.geckoOHLCV)
 
 	dsH := s.count(&s.dsRequests, s.faults.Middleware(RouteDexScreener, s.limit(RouteDexScreener, ds)))
 	gtH := s.count(&s.gtRequests, s.faults.Middleware(RouteGeckoTerminal, s.limit(RouteGeckoTerminal, gt)))
