@@ -242,6 +242,14 @@ func (s *Server) update(mint string, f func(*mintState) error) error {
 	return f(&tok.state)
 }
 
+// Supply is mint's supply in base units now, and false when mint is
+// unknown.
+func (s *Server) Supply(mint string) (uint64, bool) {
+	var supply uint64
+	err := s.update(mint, func(m *mintState) error { supply = m.supply; return nil })
+	return supply, err == nil
+}
+
 // SetSupply changes mint's supply (the holder set is unchanged).
 func (s *Server) SetSupply(mint string, supply uint64) error {
 	return s.update(mint, func(m *mintState) error { m.supply = supply; return nil })
