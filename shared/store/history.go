@@ -216,8 +216,12 @@ func (s *Store) Import(ctx context.Context, m contract.Measure, t contract.Tier,
 		return 0, fmt.Errorf("import: unknown measure %.32q or tier %.8q", m, t)
 	}
 	b := t.Bucket()
-	pts := make([]contract.Point, len(points))
+	cutoff := s.cutoff(t, s.now())
+	pts := make([]contract.Point, 0, len(points))
 	for i, p := range points {
+		if p.T < cutoff {
+			continue // older than the tier keeps: never sent
+		}
 		v, err := contract.CanonicalValue(p.V)
 		if err != nil {
 			return 0, fmt.Errorf("import %s: %w", m, err)
@@ -240,10 +244,13 @@ func (s *Store) Import(ctx context.Context, m contract.Measure, t contract.Tier,
 			p.O, p.H, p.L, p.N, p.F, p.Z = "", "", "", 0, 0, 0
 		}
 		p.BF, p.Sim = true, p.Sim || sim
-		pts[i] = p
+		pts = append(pts, p)
+	}
+	if len(pts) == 0 {
+		return 0, nil
 	}
 	n, err := s.b.LoadSeries(ctx, SeriesLoad{Key: contract.HistoryKey(s.mint, m, t), Points: pts,
-		Cutoff: s.cutoff(t, s.now()), MaxPoints: MaxSeriesPoints, TTL: s.seriesTTL(t)})
+		Cutoff: cutoff, MaxPoints: MaxSeriesPoints, TTL: s.seriesTTL(t)})
 	if err != nil {
 		return 0, fmt.Errorf("import %s %s: %w", m, t, err)
 	}
