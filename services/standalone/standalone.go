@@ -125,6 +125,15 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	if demo {
+		started := time.Now()
+		n, err := seedHistory(ctx, st, sim, token, common.Timings(), started)
+		if err != nil {
+			return fmt.Errorf("demo history: %w", err)
+		}
+		log.Info("demo history seeded: a simulated past, marked simulated", "days", int(SeedSpan.Hours()/24),
+			"points", n, "took", time.Since(started).Round(time.Millisecond).String())
+	}
 
 	reg := ops.NewRegistry("standalone")
 	deps := collector.NewDeps(st, reg, log)

@@ -59,10 +59,17 @@ func (s *Sim) Past(now time.Time, span, marketEvery, supplyEvery, holdersEvery t
 	p.SupplyRaw = make([]PastValue, len(ts))
 	at := now
 	for i := len(ts) - 1; i >= 0; i-- {
-		for s.opts.SupplyEvery > 0 && at.Sub(ts[i]) >= s.opts.SupplyEvery {
-			y := supply - min(supply, 123)
-			supply = y - y/100_001 // before one growSupply step
-			at = at.Add(-s.opts.SupplyEvery)
+		if every := s.opts.SupplyEvery; every > 0 {
+			steps := int64(at.Sub(ts[i]) / every)
+			if steps > 1000 { // many fast steps: their product at once
+				supply = uint64(float64(supply) * math.Pow(100_000.0/100_001, float64(steps)))
+				steps = 0
+			}
+			for range steps {
+				y := supply - min(supply, 123)
+				supply = y - y/100_001 // before one growSupply step
+			}
+			at = at.Add(-time.Duration(int64(at.Sub(ts[i])/every)) * every)
 		}
 		p.SupplyRaw[i] = PastValue{At: ts[i], Value: strconv.FormatUint(supply, 10)}
 	}

@@ -1,0 +1,89 @@
+package standalone_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/services/standalone"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// TestDemoHistoryFromTheFirstSecond: demo mode starts with 30 days of
+// every measure, marked simulated and imported, without a gap, ending on
+// the values the simulator serves; the first poll continues it without a
+// gap, with a point of its own.
+func TestDemoHistoryFromTheFirstSecond(t *testing.T) {
+	ctx := context.Background()
+	r := start(t, standalone.DemoSim)
+	st, sim := r.info.Store, r.info.Sim
+	timings := contract.DefaultTimings
+	for _, tc := range []struct {
+		m   contract.Measure
+		w   contract.Window
+		min int
+	}{
+		{contract.MeasurePriceUSD, contract.Window24h, 24 * 60},
+		{contract.MeasurePriceUSD, contract.Window30d, 30*24*12 - 12},
+		{contract.MeasureMarketCapUSD, contract.Window7d, 7*24*12 - 1},
+		{contract.MeasureFDVUSD, contract.Window1y, 30 * 24},
+		{contract.MeasureLiquidityUSD, contract.Window24h, 24 * 60},
+		{contract.MeasureVolume24hUSD, contract.WindowAll, 30 * 24},
+		{contract.MeasureSupply, contract.Window24h, 24 * 12},
+		{contract.MeasureHolders, contract.Window30d, 30*24*4 - 4},
+	} {
+		s, err := st.History(ctx, tc.m, tc.w, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Points) < tc.min || s.Invalid != 0 {
+			t.Errorf("%s %s: %d points (%d invalid), want at least %d", tc.m, tc.w, len(s.Points), s.Invalid, tc.min)
+			continue
+		}
+		seeded := 0
+		for _, p := range s.Points {
+			if p.Sim && p.BF {
+				seeded++
+			}
+		}
+		if seeded < len(s.Points)-2 {
+			t.Errorf("%s %s: %d of %d points marked seeded", tc.m, tc.w, seeded, len(s.Points))
+		}
+		if gaps := store.Gaps(s.Points, timings[tc.m.Domain()].Refresh, time.Time{}); len(gaps) != 0 {
+			t.Errorf("%s %s: gaps in the seeded past: %+v", tc.m, tc.w, gaps)
+		}
+	}
+	h, err := st.History(ctx, contract.MeasureHolders, contract.Window24h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := h.Points[len(h.Points)-1]; last.V != strconv.Itoa(sim.Holders().Holders) {
+		t.Errorf("the seeded holders end on %s, the simulator counts %d", last.V, sim.Holders().Holders)
+	}
+
+	// The first market poll appends a point of its own, right after the
+	// seeded past.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := st.History(ctx, contract.MeasurePriceUSD, contract.Window24h, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.Points[len(s.Points)-1]
+		if !last.BF {
+			if !last.Sim || last.V != sim.Market().PriceUSDText {
+				t.Errorf("first polled point %+v, the simulator's price is %s", last, sim.Market().PriceUSDText)
+			}
+			if gaps := store.Gaps(s.Points, timings[contract.DomainMarket].Refresh, time.Now()); len(gaps) != 0 {
+				t.Errorf("gaps after the first poll: %+v", gaps)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no polled price point within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
