@@ -27,6 +27,9 @@ type Config struct {
 	// DisableFallback turns the GeckoTerminal fallback off
 	// (MARKET_DISABLE_FALLBACK).
 	DisableFallback bool `env:"DISABLE_FALLBACK" doc:"Do not fall back to GeckoTerminal when DexScreener fails."`
+	// DisableBackfill turns off the import of the price's past from
+	// GeckoTerminal's OHLCV at the first poll (MARKET_DISABLE_BACKFILL).
+	DisableBackfill bool `env:"DISABLE_BACKFILL" doc:"Do not import the price's past from GeckoTerminal's pool OHLCV at the first poll."`
 	// RetryAttempts is the number of tries within one poll
 	// (MARKET_RETRY_ATTEMPTS).
 	RetryAttempts int `env:"RETRY_ATTEMPTS" doc:"Tries of one poll, the first included." envDefault:"3" min:"1" max:"10"`

@@ -65,6 +65,7 @@ func testConfig() Config {
 	c := DefaultConfig()
 	c.HTTPTimeout, c.RetryAttempts, c.RetryBase = 2*time.Second, 2, time.Millisecond
 	c.DexScreenerRPM, c.GeckoTerminalRPM = 60000, 60000
+	c.DisableBackfill = true // tests counting GeckoTerminal's requests; backfill_test.go turns it on
 	return c
 }
 

@@ -32,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,6 +71,7 @@ type Collector struct {
 	maxSupply *decimal.Decimal // whole tokens; nil when none is disclosed
 	dsURL     string           // the token-pairs URL of the mint
 	gtURL     string           // the token pools URL of the mint
+	gtBase    string           // GECKOTERMINAL_URL without a trailing slash
 	client    *http.Client
 	store     *store.Store
 	metrics   *collector.Metrics
@@ -80,6 +82,11 @@ type Collector struct {
 	// the wait it asked for is over.
 	holds  collector.Holds
 	runner *collector.Runner
+
+	// The price history backfill (backfill.go): tried once per process.
+	bfMu    sync.Mutex
+	bfDone  bool
+	bfTries int
 
 	selectedLiquidity prometheus.Gauge
 	pairs             *prometheus.GaugeVec
@@ -149,6 +156,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		moveShare: move,
 		maxSupply: maxSupplyWhole(token),
 		dsURL:     dsBase + "/token-pairs/v1/solana/" + url.PathEscape(token.Mint),
+		gtBase:    gtBase,
 		gtURL:     gtBase + "/networks/solana/tokens/" + url.PathEscape(token.Mint) + "/pools?include=base_token,quote_token",
 		client:    client,
 		store:     deps.Store,
@@ -218,6 +226,7 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 	doc, err := c.fromDexScreener(ctx, in)
 	if err == nil {
 		c.observeDoc(doc)
+		c.backfill(ctx, doc)
 		return collector.Result{Doc: doc, Source: contract.Source{Name: contract.UpstreamDexScreener, Method: MethodTokenPairs},
 			UpdatedAt: time.Now(), Samples: c.samples(ctx, doc)}, nil
 	}
@@ -243,6 +252,7 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 		return collector.Result{}, &both
 	}
 	c.observeDoc(doc)
+	c.backfill(ctx, doc)
 	c.log.Info("fallback source used", "primary_error_kind", primary.Kind, "primary_error", primary.Message)
 	return collector.Result{
 		Doc:       doc,
