@@ -240,9 +240,11 @@ func (p Point) Count() int64 { return max(p.N, 1) }
 // Time is T as a time.Time (UTC).
 func (p Point) Time() time.Time { return time.UnixMilli(p.T).UTC() }
 
-// MaxValueLen bounds a value's length: the longest figure (a market cap
-// with every digit of price × supply) is a few dozen characters.
-const MaxValueLen = 100
+// MaxValueLen bounds a value's length. A market cap with every digit of
+// price × supply is a few dozen characters; a price the market collector
+// accepts may have 80 significant digits after many zeros, and a figure
+// longer than this is not sampled (MarketSamples).
+const MaxValueLen = 120
 
 // CanonicalValue checks that s is a non-negative decimal in plain
 // notation and returns it canonical: no sign, no exponent, no leading

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -535,6 +536,11 @@ func TestCanonicalValues(t *testing.T) {
 		if _, err := contract.CanonicalValue(bad); err == nil {
 			t.Errorf("CanonicalValue(%q) accepted", bad)
 		}
+	}
+	long := strings.Repeat("9", contract.MaxValueLen/2) + "." + strings.Repeat("9", contract.MaxValueLen/2-1)
+	big := contract.Point{T: 1 << 50, V: long, O: long, H: long, L: long, N: 1 << 50, F: 1 << 50, Z: 1 << 50, Sim: true, BF: true}
+	if b, _ := json.Marshal(big); len(b) > store.MaxPointBytes {
+		t.Errorf("the largest point is %d bytes, above MaxPointBytes %d", len(b), store.MaxPointBytes)
 	}
 	vals := []string{"0", "0.00001", "0.0001", "0.5", "0.51", "1", "2", "9.99", "10", "100.1"}
 	for i, a := range vals {

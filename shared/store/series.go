@@ -73,8 +73,9 @@ type SeriesRange struct {
 }
 
 // MaxPointBytes bounds one member a read returns: a point of this
-// service is under 300 bytes.
-const MaxPointBytes = 512
+// service holds at most four values of contract.MaxValueLen and a few
+// numbers, under 600 bytes.
+const MaxPointBytes = 640
 
 // MaxSeriesPoints bounds every series key, whatever its retention: the
 // oldest points beyond it are dropped at each write. At the default
