@@ -6,7 +6,8 @@
 // from them.
 //
 // Collectors write these types; the edge reads them and renders the public
-// bodies. Amounts travel as raw base-unit integer strings plus decimals;
+// bodies. history.go names the history's measures, tiers, windows, keys
+// and points (README, Data model). Amounts travel as raw base-unit integer strings plus decimals;
 // USD figures as exact decimals. Nothing here is ever a float.
 package contract
 

@@ -10,6 +10,12 @@
 // Every read is bounded: a value above the read's limit is never read
 // whole (DefaultMaxValueBytes for Store's own reads, the caller's for a
 // Reader).
+//
+// The store also keeps the token's history (history.go): a successful
+// poll's samples are appended with its document in one atomic step, into
+// three tiers per measure (every sample, 5-minute and 1-hour buckets),
+// each trimmed by time and count; History reads one window from one tier
+// in one bounded read, and Gaps says where samples are missing.
 package store
 
 import (
