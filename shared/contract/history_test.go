@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"math/big"
 	"slices"
 	"testing"
 
@@ -51,4 +52,33 @@ func TestWindowsAndTiers(t *testing.T) {
 			t.Errorf("measure %s", m)
 		}
 	}
+}
+
+// FuzzCompareValues: canonical values compare as the numbers they are,
+// and canonicalising keeps the number.
+func FuzzCompareValues(f *testing.F) {
+	for _, s := range [][2]string{{"0.5", "0.51"}, {"10", "9.99"}, {"007.10", "7.1"}, {"0", "0.000"}, {"1e5", "5"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ca, errA := CanonicalValue(a)
+		cb, errB := CanonicalValue(b)
+		if errA != nil || errB != nil {
+			return
+		}
+		ra, ok1 := new(big.Rat).SetString(a)
+		rb, ok2 := new(big.Rat).SetString(b)
+		if !ok1 || !ok2 {
+			t.Fatalf("accepted %q or %q, which are not numbers", a, b)
+		}
+		if c, _ := new(big.Rat).SetString(ca); c.Cmp(ra) != 0 {
+			t.Fatalf("CanonicalValue(%q) = %q, another number", a, ca)
+		}
+		if again, _ := CanonicalValue(ca); again != ca {
+			t.Fatalf("CanonicalValue is not idempotent on %q: %q", ca, again)
+		}
+		if got, want := CompareValues(ca, cb), ra.Cmp(rb); got != want {
+			t.Fatalf("CompareValues(%q, %q) = %d, want %d", ca, cb, got, want)
+		}
+	})
 }
