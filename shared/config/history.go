@@ -13,11 +13,11 @@ import (
 // the edge reads a window's range by it.
 type History struct {
 	// RawRetention keeps every sample (HISTORY_RAW_RETENTION).
-	RawRetention time.Duration `env:"RAW_RETENTION" envDefault:"48h" min:"1h" max:"168h"`
+	RawRetention time.Duration `env:"RAW_RETENTION" doc:"How long the history keeps every sample (the 24h window reads it)." envDefault:"48h" min:"1h" max:"168h"`
 	// FiveMinRetention keeps the 5-minute buckets (HISTORY_5M_RETENTION).
-	FiveMinRetention time.Duration `env:"5M_RETENTION" envDefault:"720h" min:"24h" max:"2160h"`
+	FiveMinRetention time.Duration `env:"5M_RETENTION" doc:"How long the history keeps 5-minute buckets (the 7d and 30d windows read them)." envDefault:"720h" min:"24h" max:"2160h"`
 	// HourRetention keeps the 1-hour buckets (HISTORY_1H_RETENTION).
-	HourRetention time.Duration `env:"1H_RETENTION" envDefault:"17520h" min:"168h" max:"87600h"`
+	HourRetention time.Duration `env:"1H_RETENTION" doc:"How long the history keeps 1-hour buckets (the 1y and all windows read them)." envDefault:"17520h" min:"168h" max:"87600h"`
 }
 
 // validate checks what the bounds cannot: a coarser tier keeps at least
