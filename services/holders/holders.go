@@ -82,7 +82,8 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	c := &Collector{
-		rpc:     &rpcClient{url: secret.Reveal(), http: hc, gzip: cfg.Gzip, timeout: cfg.RPCTimeout, metrics: deps.Metrics},
+		rpc: &rpcClient{url: secret.Reveal(), variable: RPCVariable(common), secret: secret, http: hc, gzip: cfg.Gzip,
+			timeout: cfg.RPCTimeout, metrics: deps.Metrics},
 		secret:  secret,
 		mint:    token.Mint,
 		method:  common.HoldersMethod,
@@ -179,6 +180,15 @@ func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 		src.Commitment = c.cfg.Commitment
 	}
 	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}, nil
+}
+
+// RPCVariable is the variable that holds the holders collector's
+// endpoint: HOLDERS_RPC_URL, or SOLANA_RPC_URL when that one is unset.
+func RPCVariable(common config.Common) string {
+	if common.HoldersRPCURL != "" {
+		return "HOLDERS_RPC_URL"
+	}
+	return "SOLANA_RPC_URL"
 }
 
 // query is one getProgramAccounts query of the enumeration.
@@ -290,16 +300,12 @@ func (c *Collector) resolveProgram(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if !exists {
-		return "", &collector.Error{Kind: contract.ErrKindConfig,
-			Message: "getAccountInfo: the mint account " + c.mint + " does not exist on the RPC node's ledger",
-			Remedy:  "check TOKEN_MINT and that HOLDERS_RPC_URL serves the cluster of the token"}
+		return "", collector.MintNotFound(methodAccountInfo, c.mint, c.rpc.variable)
 	}
 	switch p {
 	case contract.ProgramIDToken, contract.ProgramIDToken2022:
 	default:
-		return "", &collector.Error{Kind: contract.ErrKindConfig,
-			Message: fmt.Sprintf("getAccountInfo: the mint account is owned by %.44q, not a token program", p),
-			Remedy:  "check TOKEN_MINT: it must be the token's mint address"}
+		return "", collector.NotAMint(methodAccountInfo, c.mint, p, c.rpc.variable)
 	}
 	c.mu.Lock()
 	c.program = p

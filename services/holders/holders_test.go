@@ -321,7 +321,10 @@ func TestFaults(t *testing.T) {
 				if !errors.As(err, &ce) || ce.Kind != tt.kind {
 					t.Fatalf("err = %v, want kind %s", err, tt.kind)
 				}
-				if !strings.HasPrefix(ce.Remedy, tt.remedy) || (tt.remedy == "") != (ce.Remedy == "") {
+				// Every kind has a remedy: the method's own, or its kind's,
+				// which names the endpoint's variable.
+				if !strings.HasPrefix(ce.Remedy, tt.remedy) || ce.Remedy == "" ||
+					tt.remedy == "" && !strings.Contains(ce.Remedy, "SOLANA_RPC_URL") {
 					t.Errorf("remedy = %q, want %q", ce.Remedy, tt.remedy)
 				}
 				st, _ := f.store.ReadStatuses(ctx)
@@ -330,7 +333,9 @@ func TestFaults(t *testing.T) {
 					t.Errorf("status run = %+v", run)
 				}
 				for _, text := range []string{run.Error, run.Remedy, f.logs.String()} {
-					if strings.Contains(text, apiKey) || strings.Contains(text, "127.0.0.1") {
+					// The host may be named (a failed connection says which
+					// host); the key never.
+					if strings.Contains(text, apiKey) {
 						t.Errorf("a secret leaked: %s", text)
 					}
 				}

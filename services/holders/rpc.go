@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -40,7 +41,11 @@ const (
 // rpcClient posts JSON-RPC requests to one endpoint. Its errors never
 // quote the endpoint (it may carry an API key).
 type rpcClient struct {
-	url     string
+	url string
+	// variable names the endpoint's variable in messages and remedies
+	// (HOLDERS_RPC_URL, or SOLANA_RPC_URL when that one is unset).
+	variable string
+	secret   config.Secret
 	http    *http.Client
 	gzip    bool
 	timeout time.Duration
@@ -77,7 +82,7 @@ func (c *rpcClient) call(ctx context.Context, method string, params any, read fu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return collector.Errorf(contract.ErrKindConfig, false, "HOLDERS_RPC_URL: not a usable URL")
+		return collector.Errorf(contract.ErrKindConfig, false, "%s: not a usable URL", c.variable)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.gzip {
@@ -89,10 +94,10 @@ func (c *rpcClient) call(ctx context.Context, method string, params any, read fu
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return transportError(ctx, method, err)
+		return c.transportError(ctx, method, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if e := classifyStatus(method, resp); e != nil {
+	if e := classifyStatus(method, resp, c.variable); e != nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		return e
 	}
@@ -109,26 +114,27 @@ func (c *rpcClient) call(ctx context.Context, method string, params any, read fu
 		r = zr
 	}
 	if err := read(r); err != nil {
-		return classifyRead(ctx, method, err)
+		return classifyRead(ctx, method, err, c.variable)
 	}
 	return nil
 }
 
 // transportError classifies a failed round trip without quoting it: the
-// error text of net/http carries the URL.
-func transportError(ctx context.Context, method string, err error) error {
+// error text of net/http carries the URL. It names the variable and the
+// host (collector.Unreachable).
+func (c *rpcClient) transportError(ctx context.Context, method string, err error) error {
 	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-		return collector.Errorf(contract.ErrKindUnavailable, true, "%s timed out (HOLDERS_RPC_TIMEOUT)", method)
+		return collector.Unreachable(method, c.variable, c.secret, err, true, c.timeout, "HOLDERS_RPC_TIMEOUT")
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return collector.Errorf(contract.ErrKindUnavailable, true, "%s: the connection to the RPC node failed", method)
+	return collector.Unreachable(method, c.variable, c.secret, err, false, c.timeout, "HOLDERS_RPC_TIMEOUT")
 }
 
 // classifyStatus maps an HTTP status. 403 on an enumeration is the way
 // many providers refuse getProgramAccounts of the token programs.
-func classifyStatus(method string, resp *http.Response) *collector.Error {
+func classifyStatus(method string, resp *http.Response, variable string) *collector.Error {
 	e := collector.ClassifyHTTP("the RPC node", resp)
 	if e == nil {
 		return nil
@@ -138,7 +144,10 @@ func classifyStatus(method string, resp *http.Response) *collector.Error {
 		e.Kind = contract.ErrKindUnsupported
 		e.Remedy = remedyFor(method) + "; if the endpoint needs an API key, check it"
 	}
-	return e
+	if e.Kind == contract.ErrKindForbidden {
+		e.Remedy = ""
+	}
+	return e.WithRemedy(variable)
 }
 
 func remedyFor(method string) string {
@@ -149,7 +158,16 @@ func remedyFor(method string) string {
 }
 
 // classifyRead maps an error met while reading the body.
-func classifyRead(ctx context.Context, method string, err error) error {
+func classifyRead(ctx context.Context, method string, err error, variable string) error {
+	ce := classifyReadKind(ctx, method, err, variable)
+	if c, ok := ce.(*collector.Error); ok {
+		return c.WithRemedy(variable)
+	}
+	return ce
+}
+
+// classifyReadKind is classifyRead before the remedy of the kind.
+func classifyReadKind(ctx context.Context, method string, err error, variable string) error {
 	var (
 		rpcErr *RPCError
 		synErr *SyntaxError
@@ -163,7 +181,7 @@ func classifyRead(ctx context.Context, method string, err error) error {
 	case errors.As(err, &limErr):
 		return tooLarge(method, limErr)
 	case errors.As(err, &rpcErr):
-		return classifyRPC(method, rpcErr)
+		return classifyRPC(method, rpcErr, variable)
 	case errors.Is(err, errTruncated):
 		return collector.Errorf(contract.ErrKindInvalid, true, "%s: %v; no partial count is kept", method, err)
 	case errors.As(err, &synErr):
@@ -197,22 +215,17 @@ func tooLarge(method string, e *LimitError) *collector.Error {
 	return &collector.Error{Kind: contract.ErrKindTooLarge, Message: msg + "; no partial count is kept", Remedy: RemedyTooLarge}
 }
 
-// classifyRPC maps a JSON-RPC error object. The message comes from the
-// node; it is kept short and never holds our URL.
-func classifyRPC(method string, e *RPCError) *collector.Error {
-	msg := fmt.Sprintf("%s: the RPC node answered error %d: %s", method, e.Code, e.Message)
-	switch e.Code {
-	case codeExcludedFromIndex, codeMethodNotFound:
-		return &collector.Error{Kind: contract.ErrKindUnsupported, Message: msg + " (it cannot enumerate the token's accounts)",
-			Remedy: remedyFor(method)}
-	case codeNodeUnhealthy:
-		return &collector.Error{Kind: contract.ErrKindNodeBehind, Message: msg, Retry: true}
-	case codeInternal, codeMinContextSlot, -32004, -32014:
-		return &collector.Error{Kind: contract.ErrKindRPC, Message: msg, Retry: true}
-	case 429:
-		return &collector.Error{Kind: contract.ErrKindRateLimited, Message: msg, Retry: true}
-	case 403:
-		return &collector.Error{Kind: contract.ErrKindUnsupported, Message: msg, Remedy: remedyFor(method)}
+// classifyRPC maps a JSON-RPC error object with the shared
+// classification (collector.ClassifyRPC); a node that refuses to
+// enumerate (no secondary index, method not found, 403) is
+// enumeration_unsupported, with the remedy of the method.
+func classifyRPC(method string, e *RPCError, variable string) *collector.Error {
+	ce := collector.ClassifyRPC(method, e.Code, e.Message, variable)
+	switch {
+	case e.Code == codeExcludedFromIndex, e.Code == codeMethodNotFound && method != methodAccountInfo,
+		e.Code == 403 && method != methodAccountInfo:
+		ce.Kind, ce.Retry, ce.Remedy = contract.ErrKindUnsupported, false, remedyFor(method)
+		ce.Message += " (it cannot enumerate the token's accounts)"
 	}
-	return &collector.Error{Kind: contract.ErrKindRPC, Message: msg}
+	return ce
 }

@@ -391,6 +391,10 @@ func (c *Collector) get(ctx context.Context, upstream, u string, lim *rate.Limit
 	defer func() { _ = resp.Body.Close() }()
 	if ce := collector.ClassifyHTTP(upstream, resp); ce != nil {
 		c.holds.Observe(upstream, ce)
+		if ce.Kind == contract.ErrKindForbidden {
+			ce.Remedy = ""
+		}
+		ce.WithRemedy(variableOf(upstream))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, ce
 	}
@@ -415,10 +419,12 @@ func (c *Collector) transportError(ctx, rctx context.Context, upstream, what str
 		return ctx.Err()
 	}
 	c.log.Debug("upstream "+what+" failed", "upstream", upstream, "error", config.Redact(err.Error(), config.Secret(c.dsURL), config.Secret(c.gtURL)))
-	if rctx.Err() != nil || isTimeout(err) {
-		return collector.Errorf(contract.ErrKindUnavailable, true, "%s timed out after %s", upstream, c.cfg.HTTPTimeout)
+	base := c.dsURL
+	if upstream == contract.UpstreamGeckoTerminal {
+		base = c.gtURL
 	}
-	return collector.Errorf(contract.ErrKindUnavailable, true, "%s: connection failed", upstream)
+	timedOut := rctx.Err() != nil || isTimeout(err)
+	return collector.Unreachable(upstream, variableOf(upstream), config.Secret(base), err, timedOut, c.cfg.HTTPTimeout, "MARKET_HTTP_TIMEOUT")
 }
 
 func isTimeout(err error) bool {

@@ -145,7 +145,16 @@ func clip(s string) string {
 
 // invalid is an invalid answer of upstream; a retry may get a good one.
 func invalid(upstream string, format string, a ...any) *collector.Error {
-	return collector.Errorf(contract.ErrKindInvalid, true, "%s: %s", upstream, fmt.Sprintf(format, a...))
+	return collector.Errorf(contract.ErrKindInvalid, true, "%s: %s", upstream, fmt.Sprintf(format, a...)).WithRemedy(variableOf(upstream))
+}
+
+// variableOf is the variable that holds an upstream's base URL, named in
+// remedies.
+func variableOf(upstream string) string {
+	if upstream == contract.UpstreamGeckoTerminal {
+		return "GECKOTERMINAL_URL"
+	}
+	return "DEXSCREENER_URL"
 }
 
 // decodeStrict unmarshals b into v, rejecting trailing data.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -164,69 +163,37 @@ func (l *ledger) call(ctx context.Context, method string, f func(ctx context.Con
 	return ce
 }
 
+// rpcVariable is the variable of the supply collector's endpoint, named
+// in its remedies.
+const rpcVariable = "SOLANA_RPC_URL"
+
 // classify turns a failed call into a collector error whose message is
-// ours (never solana-go's, which quotes the URL).
+// ours (never solana-go's, which quotes the URL), with the remedy of the
+// shared classification (collector.RemedyFor).
 func (l *ledger) classify(method string, err error, obs *callObs, timedOut bool) *collector.Error {
 	up := contract.UpstreamSolanaRPC
 	switch {
 	case timedOut || errors.Is(err, context.DeadlineExceeded):
-		e := collector.Errorf(contract.ErrKindUnavailable, true, "%s did not answer %s within %s", up, method, l.timeout)
-		e.Remedy = "check the RPC node, or raise SUPPLY_RPC_TIMEOUT"
-		return e
+		return collector.Unreachable(method, rpcVariable, l.secret, err, true, l.timeout, "SUPPLY_RPC_TIMEOUT")
 	case obs.transportErr:
-		return collector.Errorf(contract.ErrKindUnavailable, true, "connection to %s failed during %s", up, method)
+		return collector.Unreachable(method, rpcVariable, l.secret, err, false, l.timeout, "SUPPLY_RPC_TIMEOUT")
 	case obs.status != 0 && (obs.status < 200 || obs.status > 299):
 		e := collector.ClassifyHTTP(up, &http.Response{StatusCode: obs.status, Header: obs.header})
 		e.Message = method + ": " + e.Message
 		if e.Kind == contract.ErrKindForbidden {
-			e.Remedy = "check the API key or plan of the SOLANA_RPC_URL endpoint"
+			e.Remedy = ""
 		}
-		return e
+		return e.WithRemedy(rpcVariable)
 	case obs.tooLarge:
-		return collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s with more than %d bytes", up, method, maxResponseBytes)
+		return collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s with more than %d bytes", up, method, maxResponseBytes).WithRemedy(rpcVariable)
 	case obs.bodyErr:
-		return collector.Errorf(contract.ErrKindInvalid, true, "the answer of %s to %s was cut off", up, method)
+		return collector.Errorf(contract.ErrKindInvalid, true, "the answer of %s to %s was cut off", up, method).WithRemedy(rpcVariable)
 	}
 	var re *jsonrpc.RPCError
 	if errors.As(err, &re) {
-		return l.classifyRPCError(method, re)
+		return collector.ClassifyRPC(method, int64(re.Code), config.Redact(re.Message, l.secret), rpcVariable)
 	}
-	return collector.Errorf(contract.ErrKindInvalid, true, "%s answered %s with a body that is not a valid JSON-RPC response", up, method)
-}
-
-// classifyRPCError maps a JSON-RPC error object. The node's message is
-// kept (redacted and shortened): it says what the operator must fix.
-func (l *ledger) classifyRPCError(method string, re *jsonrpc.RPCError) *collector.Error {
-	msg := config.Redact(re.Message, l.secret)
-	if len(msg) > 160 {
-		msg = strings.ToValidUTF8(msg[:160], "") + "…"
-	}
-	up := contract.UpstreamSolanaRPC
-	switch re.Code {
-	case -32005:
-		e := collector.Errorf(contract.ErrKindNodeBehind, true, "%s node is unhealthy during %s (%d: %s)", up, method, re.Code, msg)
-		e.Remedy = "wait for the node to catch up, or point SOLANA_RPC_URL at a healthy node"
-		return e
-	case http.StatusTooManyRequests:
-		return collector.Errorf(contract.ErrKindRateLimited, true, "%s rate-limited %s (%d: %s)", up, method, re.Code, msg)
-	case http.StatusUnauthorized, http.StatusForbidden:
-		e := collector.Errorf(contract.ErrKindForbidden, false, "%s refused %s (%d: %s)", up, method, re.Code, msg)
-		e.Remedy = "check the API key or plan of the SOLANA_RPC_URL endpoint"
-		return e
-	case -32601:
-		e := collector.Errorf(contract.ErrKindRPC, false, "%s does not serve %s (%d: %s)", up, method, re.Code, msg)
-		e.Remedy = "point SOLANA_RPC_URL at a node that serves the standard Solana JSON-RPC methods"
-		return e
-	case -32602:
-		e := collector.Errorf(contract.ErrKindRPC, false, "%s rejected the parameters of %s (%d: %s)", up, method, re.Code, msg)
-		e.Remedy = "check the mint address (TOKEN_MINT or the token file) and SUPPLY_COMMITMENT"
-		return e
-	case -32603, -32004, -32014, -32016:
-		// Internal error, block not available, status not available,
-		// minimum context slot not reached: transient on a healthy node.
-		return collector.Errorf(contract.ErrKindRPC, true, "%s failed %s (%d: %s)", up, method, re.Code, msg)
-	}
-	return collector.Errorf(contract.ErrKindRPC, false, "%s failed %s (%d: %s)", up, method, re.Code, msg)
+	return collector.Errorf(contract.ErrKindInvalid, true, "%s answered %s with a body that is not a valid JSON-RPC response", up, method).WithRemedy(rpcVariable)
 }
 
 // tokenSupply is the answer of getTokenSupply.
@@ -287,5 +254,5 @@ func (l *ledger) close() { l.http.CloseIdleConnections() }
 // invalidf is an invalid_response error, not retried: a node that answers
 // nonsense once is likely to answer it again within the same poll.
 func invalidf(format string, a ...any) *collector.Error {
-	return &collector.Error{Kind: contract.ErrKindInvalid, Message: fmt.Sprintf(format, a...)}
+	return (&collector.Error{Kind: contract.ErrKindInvalid, Message: fmt.Sprintf(format, a...)}).WithRemedy(rpcVariable)
 }

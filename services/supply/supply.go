@@ -163,7 +163,7 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 	if !found {
 		return collector.Result{}, invalidf("the mint account %s does not exist, yet getTokenSupply answered", c.mint)
 	}
-	program, err := programName(acc.Owner)
+	program, err := c.programName(acc.Owner, true)
 	if err != nil {
 		return collector.Result{}, err
 	}
@@ -179,7 +179,7 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 		// retry, and no amount this service would publish.
 		return collector.Result{}, &collector.Error{Kind: contract.ErrKindInvalid,
 			Message: fmt.Sprintf("the mint reports %d decimals; this service supports 0 to %d", m.Decimals, contract.MaxDecimals),
-			Remedy:  "Check that TOKEN_MINT (or the token file's mint) is the intended token."}
+			Remedy:  collector.RemedyMint(rpcVariable)}
 	}
 	if acc.Slot == sup.Slot && strconv.FormatUint(m.Supply, 10) != total {
 		return collector.Result{}, invalidf("at slot %d getTokenSupply reports %s, the mint account %d", sup.Slot, total, m.Supply)
@@ -194,15 +194,20 @@ func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
 	}, Samples: contract.SupplySamples(doc)}, nil
 }
 
-// programName checks the mint's owner program.
-func programName(owner string) (string, error) {
+// programName checks the mint's owner program. Another owner, once
+// getTokenSupply answered for the mint, is an implausible answer; before
+// it, the configured address is not a mint (collector.NotAMint).
+func (c *Collector) programName(owner string, supplyAnswered bool) (string, error) {
 	switch owner {
 	case contract.ProgramIDToken:
 		return contract.ProgramToken, nil
 	case contract.ProgramIDToken2022:
 		return contract.ProgramToken2022, nil
 	}
-	return "", invalidf("the mint account is owned by %s, not by the Token or Token-2022 program", owner)
+	if supplyAnswered {
+		return "", invalidf("the mint account is owned by %s, not by the Token or Token-2022 program", owner)
+	}
+	return "", collector.NotAMint(methodGetAccountInfo, c.mint.String(), owner, rpcVariable)
 }
 
 // supplyDoc builds the supply document with its methodology and
@@ -330,11 +335,9 @@ func (c *Collector) pollMetadata(ctx context.Context) (collector.Result, error) 
 		return collector.Result{}, err
 	}
 	if !found {
-		e := invalidf("the mint account %s does not exist", c.mint)
-		e.Remedy = "check the mint address (TOKEN_MINT or the token file) and the cluster of SOLANA_RPC_URL"
-		return collector.Result{}, e
+		return collector.Result{}, collector.MintNotFound(methodGetAccountInfo, c.mint.String(), rpcVariable)
 	}
-	program, err := programName(acc.Owner)
+	program, err := c.programName(acc.Owner, false)
 	if err != nil {
 		return collector.Result{}, err
 	}

@@ -446,6 +446,16 @@ func TestFaults(t *testing.T) {
 				if !strings.Contains(run.Error, tg.method) {
 					t.Errorf("status error %q does not name the method %s", run.Error, tg.method)
 				}
+				if run.Remedy == "" {
+					t.Errorf("status run of %s has no remedy", fc.kind)
+				}
+				if fc.kind == contract.ErrKindUnavailable && fc.name != "http_500" && fc.name != "http_503" {
+					// no answer: the variable and the host are named, the key is not
+					host := strings.TrimPrefix(strings.SplitN(f.rpcURL, "/?", 2)[0], "http://")
+					if !strings.Contains(run.Error, "SOLANA_RPC_URL (host "+host+")") {
+						t.Errorf("a connection failure does not name the variable and the host: %q", run.Error)
+					}
+				}
 				st, _ := json.Marshal(sts)
 				f.assertNoSecret(t, "status record", string(st))
 				f.assertNoSecret(t, "logs", f.logs.String())

@@ -100,9 +100,18 @@ func TestRedact(t *testing.T) {
 		`api-key=abc-123-def rejected`,
 	} {
 		got := Redact(msg, s)
-		if strings.Contains(got, "abc-123-def") || strings.Contains(got, "helius-rpc.com") {
+		if strings.Contains(got, "abc-123-def") {
 			t.Errorf("Redact(%q) = %q", msg, got)
 		}
+	}
+	// The host names the provider: an operator reads it to fix a failed
+	// connection. A label of it that looks like a key is masked.
+	if got := Redact("connection to mainnet.helius-rpc.com failed", s); got != "connection to mainnet.helius-rpc.com failed" {
+		t.Errorf("the provider's host was masked: %q", got)
+	}
+	k := Secret("https://k3yk3yk3y42.solana-mainnet.rpc.example:8443/")
+	if got := Redact("connection to k3yk3yk3y42.solana-mainnet.rpc.example:8443 failed", k); got != "connection to [redacted].solana-mainnet.rpc.example:8443 failed" {
+		t.Errorf("a key-like host label survived: %q", got)
 	}
 }
 

@@ -22,12 +22,13 @@ const MinSecretLen = 6
 //
 // From each secret it derives the fragments an error message may quote:
 //   - the whole value;
-//   - for a URL with a host: the host (with its port), the user info, the
-//     password, the raw query, every query parameter value, and the user
-//     name and every path segment that look like a token: 16 characters
+//   - for a URL with a host: the user info, the password, the raw query,
+//     every query parameter value, and the user name, every label of the
+//     host and every path segment that look like a token: 16 characters
 //     or more, or MinSecretLen or more with at least one digit (so
-//     "/v2/<key>", "/<key>/" and "https://<key>@host" are masked, "/v2",
-//     "/solana-mainnet" and the user "default" are not);
+//     "/v2/<key>", "/<key>/", "https://<key>@host" and "<key>.rpc.example"
+//     are masked, "/v2", "/solana-mainnet", the user "default" and the
+//     host "mainnet.helius-rpc.com" are not: an error names the host);
 //
 // each as written in the URL, decoded, query-escaped, path-escaped and as
 // a hex dump. Matching ignores ASCII case, so %2f and %2F, or a hex dump
@@ -150,7 +151,15 @@ func fragments(v string) []string {
 	if err != nil || u.Host == "" {
 		return out
 	}
-	out = append(out, u.Host, u.RawQuery)
+	out = append(out, u.RawQuery)
+	// The host names the provider ("mainnet.helius-rpc.com"), which an
+	// operator must read to fix a connection failure; only its labels
+	// that look like a key ("k3y0f1234.rpc.example") are secret.
+	for label := range strings.FieldsFuncSeq(u.Host, func(r rune) bool { return r == '.' || r == ':' }) {
+		if tokenLike(label) && !allDigits(label) {
+			out = append(out, label)
+		}
+	}
 	if u.User != nil {
 		out = append(out, u.User.String())
 		if tokenLike(u.User.Username()) { // a key, not "default" or "admin"
@@ -177,6 +186,11 @@ func fragments(v string) []string {
 		}
 	}
 	return out
+}
+
+// allDigits reports whether s is a number (a port, an IPv4 byte).
+func allDigits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
 }
 
 // tokenLike reports whether a path segment is likely a key: long, or
