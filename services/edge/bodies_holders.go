@@ -30,16 +30,18 @@ func (r *renderer) holders() *response {
 	if h == nil {
 		if run, ok := r.st.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]; ok &&
 			!run.OK && run.ErrorKind == contract.ErrKindUnsupported {
-			msg := "The ledger RPC node cannot enumerate token accounts, so no holder count exists."
-			if run.Error != "" {
-				msg += " " + sentence(run.Error)
-			}
+			// The remedy first, whole: it is what the reader must do; the
+			// node's own words after it, bounded.
+			msg := "The ledger RPC node cannot enumerate token accounts, so no holder count exists. "
 			if run.Remedy != "" {
-				msg += " " + sentence(run.Remedy)
+				msg += r.redactN(sentence(firstUpper(run.Remedy)), maxRemedy)
 			} else {
-				msg += " Set HOLDERS_RPC_URL to a node that serves getProgramAccounts for token accounts, or HOLDERS_METHOD=das with a DAS provider."
+				msg += "Set HOLDERS_RPC_URL to a node that serves getProgramAccounts for token accounts, or HOLDERS_METHOD=das with a DAS provider."
 			}
-			return newError(http.StatusServiceUnavailable, codeHoldersUnavailable, r.redact(msg), r.cfg.RetryAfter)
+			if run.Error != "" {
+				msg += " The node said: " + r.redact(sentence(run.Error))
+			}
+			return newError(http.StatusServiceUnavailable, codeHoldersUnavailable, msg, r.cfg.RetryAfter)
 		}
 		return r.unavailable(contract.DomainHolders)
 	}
@@ -53,6 +55,14 @@ func (r *renderer) holders() *response {
 		DurationSeconds: json.Number(strconv.FormatFloat(max(h.DurationSeconds, 0), 'f', 3, 64)),
 		Source:          r.st.docs[contract.DomainHolders].env.Source,
 		UpdatedAt:       formatTime(in.updatedAt), Stale: in.stale}, in)
+}
+
+// firstUpper capitalises the first letter of s (ASCII).
+func firstUpper(s string) string {
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }
 
 // sentence ends s with a period.

@@ -31,15 +31,23 @@ func newRedactor(c config.Common, token config.Token) redactor {
 
 // redact removes every configured secret, every URL and whatever looks
 // like a credential from msg, and bounds its length.
-func (r redactor) redact(msg string) string {
+func (r redactor) redact(msg string) string { return r.redactN(msg, maxEchoed) }
+
+// redactN is redact with a bound of n bytes: a remedy is echoed whole (it
+// is what the reader must do), within the status record's own bound.
+func (r redactor) redactN(msg string, n int) string {
 	msg = r.secrets.Redact(msg)
 	msg = anyURL.ReplaceAllString(msg, "[url]")
 	msg = r.dropCredentials(msg)
-	if len(msg) > maxEchoed {
-		msg = strings.ToValidUTF8(msg[:maxEchoed], "") + "…"
+	if len(msg) > n {
+		msg = strings.ToValidUTF8(msg[:n], "") + "…"
 	}
 	return msg
 }
+
+// maxRemedy bounds an echoed remedy: the status record's bound of a
+// message (512 bytes), with room for the ellipsis of a cut one.
+const maxRemedy = 520
 
 // The credential filter is the last line of defence of echoed messages. A
 // status record is written by a collector that may hold secrets this edge

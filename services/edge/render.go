@@ -89,7 +89,23 @@ func (r *renderer) okText(s string, info dataInfo) *response {
 	return newOK(contentText, r.cacheControl(r.route.group), []byte(s), info)
 }
 
+// unavailable is the 503 of a domain without a document. When its
+// collector's last run failed in a way that waiting does not cure (a
+// configuration error, a refused key, a node that cannot enumerate), it
+// says so and gives the remedy instead of "retry later".
 func (r *renderer) unavailable(d contract.Domain) *response {
+	run, ok := r.st.statuses[contract.CollectorOf(d)].Runs[d]
+	if ok && !run.OK && contract.PermanentKind(run.ErrorKind) {
+		msg := fmt.Sprintf("No %s data is available: the %s collector's last run failed (%s), and it will fail again until its configuration changes.",
+			d, contract.CollectorOf(d), run.ErrorKind)
+		if run.Remedy != "" {
+			msg += " " + r.redactN(sentence(firstUpper(run.Remedy)), maxRemedy)
+		}
+		if run.Error != "" {
+			msg += " The collector said: " + r.redact(sentence(run.Error))
+		}
+		return newError(http.StatusServiceUnavailable, codeDataUnavailable, msg, r.cfg.RetryAfter)
+	}
 	return newError(http.StatusServiceUnavailable, codeDataUnavailable,
 		fmt.Sprintf("No %s data is available yet (never collected, or expired); retry later.", d), r.cfg.RetryAfter)
 }

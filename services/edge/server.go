@@ -413,7 +413,9 @@ func (s *Server) publish(st *state, now time.Time) {
 
 // sameState reports whether two states render the same bodies at the
 // same instant: same documents (by updated_at and bytes), same
-// rejections, same holders run (it decides holders_unavailable).
+// rejections, same run of every domain without a document (it decides
+// holders_unavailable, and whether a 503 says "retry later" or the
+// remedy of a permanent failure).
 func sameState(a, b *state) bool {
 	if len(a.docs) != len(b.docs) || len(a.rejected) != len(b.rejected) {
 		return false
@@ -430,9 +432,17 @@ func sameState(a, b *state) bool {
 			return false
 		}
 	}
-	ra := a.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
-	rb := b.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]
-	return ra.OK == rb.OK && ra.ErrorKind == rb.ErrorKind && ra.Error == rb.Error && ra.Remedy == rb.Remedy
+	for _, d := range contract.Domains {
+		if a.docs[d] != nil {
+			continue
+		}
+		ra := a.statuses[contract.CollectorOf(d)].Runs[d]
+		rb := b.statuses[contract.CollectorOf(d)].Runs[d]
+		if ra.OK != rb.OK || ra.ErrorKind != rb.ErrorKind || ra.Error != rb.Error || ra.Remedy != rb.Remedy {
+			return false
+		}
+	}
+	return true
 }
 
 // dataAge is the age in seconds of a domain's document, -1 when absent.
