@@ -33,7 +33,7 @@ func TestHoldersUnavailableKeepsTheRemedyWhole(t *testing.T) {
 	h := newHarness(t, nil)
 	st := contract.Status{Collector: contract.CollectorHolders, Runs: map[contract.Domain]contract.Run{
 		contract.DomainHolders: {StartedAt: t0, FinishedAt: t0, ErrorKind: contract.ErrKindUnsupported, Upstream: contract.UpstreamSolanaRPC,
-			Error: "getProgramAccounts: the RPC node answered error -32010: " + strings.Repeat("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA excluded from account secondary indexes; ", 5),
+			Error:  "getProgramAccounts: the RPC node answered error -32010: " + strings.Repeat("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA excluded from account secondary indexes; ", 5),
 			Remedy: remedyGPA},
 	}}
 	if err := h.store.WriteStatus(context.Background(), st); err != nil {

@@ -46,10 +46,10 @@ type rpcClient struct {
 	// (HOLDERS_RPC_URL, or SOLANA_RPC_URL when that one is unset).
 	variable string
 	secret   config.Secret
-	http    *http.Client
-	gzip    bool
-	timeout time.Duration
-	metrics *collector.Metrics
+	http     *http.Client
+	gzip     bool
+	timeout  time.Duration
+	metrics  *collector.Metrics
 }
 
 // request is one JSON-RPC call.
