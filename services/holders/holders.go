@@ -164,9 +164,7 @@ func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 	if count.TokenAccounts == 0 {
 		// A token in circulation has at least one account: none at all is
 		// a wrong mint or program, or a node that lost its index, never 0.
-		return collector.Result{}, &collector.Error{Kind: contract.ErrKindInvalid,
-			Message: c.method + ": the RPC node listed no token account of the mint",
-			Remedy:  "check TOKEN_MINT and HOLDERS_PROGRAM (auto reads the mint's program), and that the RPC node indexes token accounts by mint"}
+		return collector.Result{}, c.noAccounts()
 	}
 	dur := time.Since(started)
 	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = count.Holders(), count.TokenAccounts, count.NonZeroAccounts
@@ -189,6 +187,13 @@ func RPCVariable(common config.Common) string {
 		return "HOLDERS_RPC_URL"
 	}
 	return "SOLANA_RPC_URL"
+}
+
+// noAccounts is the failure of an enumeration that listed no account.
+func (c *Collector) noAccounts() *collector.Error {
+	return &collector.Error{Kind: contract.ErrKindInvalid,
+		Message: c.method + ": the RPC node listed no token account of the mint",
+		Remedy:  "check TOKEN_MINT and HOLDERS_PROGRAM (auto reads the mint's program), and that the RPC node indexes token accounts by mint"}
 }
 
 // query is one getProgramAccounts query of the enumeration.

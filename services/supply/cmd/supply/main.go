@@ -9,14 +9,26 @@ import (
 	"io"
 
 	"github.com/tokendata/tokendata/services/supply"
+	"github.com/tokendata/tokendata/shared/check"
+	"github.com/tokendata/tokendata/shared/cli"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/process"
 )
 
-func main() { process.Main("supply", run) }
+func main() { cli.Main(app) }
 
-// run reads the configuration, then runs the collector and the ops server
-// until ctx is done. Log lines go to out.
+var app = process.Service{
+	Name: "supply",
+	About: `The supply collector of tokendata: it reads the token's supply, mint account and
+on-chain metadata from the Solana RPC node of SOLANA_RPC_URL and writes the supply
+and metadata documents to Redis (REDIS_URL).`,
+	ServeHelp: "Polls the ledger every SUPPLY_REFRESH and METADATA_REFRESH; metrics and probes on OPS_ADDR.",
+	Serve:     run,
+	Probe: func(ctx context.Context, c *process.Checked, r *check.Report) {
+		supply.Probe(ctx, c.Common, c.Token, r)
+	},
+}.App()
+
 func run(ctx context.Context, out io.Writer) error {
 	p, err := process.Setup("supply", out)
 	if err != nil {
