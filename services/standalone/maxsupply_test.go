@@ -34,7 +34,9 @@ func TestSimulatePrintsMaxSupply(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &logging.Buffer{}
 	done := make(chan error, 1)
-	go func() { done <- standalone.Simulate(ctx, config.Common{}, out) }()
+	go func() {
+		done <- standalone.Simulate(ctx, config.Common{}, standalone.DefaultSimulateOptions(), out, io.Discard)
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

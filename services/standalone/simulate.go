@@ -2,36 +2,204 @@ package standalone
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"strconv"
+	"strings"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/simulator"
+	"github.com/tokendata/tokendata/shared/simulator/dexsim"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-// Simulate runs only the simulator for the demo token (or TOKEN_MINT) and
-// prints the variables that point the services at it (with the demo
-// token's maximum supply, which a token named by its mint alone must
-// state), until ctx is done.
-// It lets the separate services (or a cluster) run against simulated
-// upstreams.
-func Simulate(ctx context.Context, c config.Common, out io.Writer) error {
-	mint := c.TokenMint
-	if mint == "" {
-		mint = config.DemoMint
+// SimulateOptions are the flags of `standalone simulate`.
+type SimulateOptions struct {
+	// Sim is the simulated token's shape and the ports (Mint is set by
+	// Simulate).
+	Sim simulator.Options
+	// Mint is --mint: the mint to simulate ("": TOKEN_MINT, the token
+	// file's, or the demo mint).
+	Mint string
+	// Faults are injected at start, each on its route.
+	Faults []fault.Spec
+	// NameSet and SymbolSet say that Sim.Name and Sim.Symbol were given:
+	// they then win over the token file's.
+	NameSet, SymbolSet bool
+}
+
+// DefaultSimulateOptions are the demo's: a live Token-2022 token of 5,000
+// accounts.
+func DefaultSimulateOptions() SimulateOptions {
+	o := SimulateOptions{Sim: DemoSim}
+	o.Sim.Program = solanasim.ProgramToken2022
+	o.Sim.Decimals = 6
+	o.Sim.Name, o.Sim.Symbol = "Demo Token", "DEMO"
+	return o
+}
+
+// Simulate runs only the simulator (Solana RPC with DAS, DexScreener and
+// GeckoTerminal) for one token and prints the variables that point the
+// services at it, until ctx is done. It lets the separate services (or a
+// cluster) and `check` run against simulated upstreams.
+//
+// The token is the token file's when TOKEN_CONFIG is set: its mint, name,
+// symbol, decimals and official pairs are simulated, and TOKEN_CONFIG is
+// printed rather than a TOKEN_MINT that would override the file's mint. A
+// --mint that differs from the file's is refused; a TOKEN_MINT that does is
+// simulated (the services would serve it) with a warning on warn.
+func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn io.Writer) error {
+	so := o.Sim
+	var (
+		mint      string
+		file      *config.Token
+		maxSupply = c.TokenMaxSupply
+	)
+	if c.TokenConfig != "" {
+		t, err := config.LoadToken(c.TokenConfig, "", c.TokenMaxSupply)
+		if err != nil {
+			return err
+		}
+		file = &t
+		if o.Mint != "" && o.Mint != t.Mint {
+			return fmt.Errorf("--mint %s differs from the mint %s of the token file (TOKEN_CONFIG=%s): "+
+				"drop --mint to simulate the file's token, or unset TOKEN_CONFIG to simulate another mint", o.Mint, t.Mint, c.TokenConfig)
+		}
+		mint = t.Mint
+		if c.TokenMint != "" && c.TokenMint != t.Mint {
+			_, _ = fmt.Fprintf(warn, "simulate: warning: TOKEN_MINT=%s overrides the mint %s of the token file: the services will serve %s, so it is the one simulated; unset TOKEN_MINT to serve the file's mint\n",
+				c.TokenMint, t.Mint, c.TokenMint)
+			mint = c.TokenMint
+		}
+		if !o.NameSet && t.Name != "" {
+			so.Name = t.Name
+		}
+		if !o.SymbolSet && t.Symbol != "" {
+			so.Symbol = t.Symbol
+		}
+		if t.Decimals != nil {
+			so.Decimals, so.Decimals0 = *t.Decimals, *t.Decimals == 0
+		}
+		maxSupply = t.MaxSupply
+	} else {
+		switch {
+		case o.Mint != "" && c.TokenMint != "" && o.Mint != c.TokenMint:
+			return fmt.Errorf("--mint %s differs from TOKEN_MINT=%s: give one", o.Mint, c.TokenMint)
+		case o.Mint != "":
+			mint = o.Mint
+		case c.TokenMint != "":
+			mint = c.TokenMint
+		default:
+			mint = config.DemoMint
+		}
+		if maxSupply == "" {
+			maxSupply = config.DemoMaxSupply
+		}
 	}
 	if err := config.CheckAddress(mint); err != nil {
-		return fmt.Errorf("TOKEN_MINT: %w", err)
+		return fmt.Errorf("mint: %w", err)
 	}
-	so := DemoSim
 	so.Mint = mint
+	if so.Decimals > 18 {
+		return fmt.Errorf("--decimals %d: at most 18", so.Decimals)
+	}
+	so.Supply = supplyWithin(so, maxSupply)
 	sim, err := simulator.Start(ctx, so)
 	if err != nil {
 		return err
 	}
 	defer sim.Close()
-	_, _ = fmt.Fprintf(out, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\nSOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n",
-		mint, config.DemoMaxSupply, sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
+	if file != nil && len(file.OfficialPairs) > 0 {
+		addrs := make([]string, len(file.OfficialPairs))
+		for i, p := range file.OfficialPairs {
+			addrs[i] = p.Address
+		}
+		sim.SetOfficialPairs(addrs)
+	}
+	for _, f := range o.Faults {
+		if err := inject(sim, f); err != nil {
+			return err
+		}
+	}
+	program := map[solanasim.Program]string{solanasim.ProgramToken: "Token", solanasim.ProgramToken2022: "Token-2022"}[so.Program]
+	var b strings.Builder
+	fmt.Fprintf(&b, "# tokendata simulator: mint %s (%s program, %d decimals, %d token accounts, name %q, symbol %q)\n",
+		mint, program, so.Decimals, so.Accounts, so.Name, so.Symbol)
+	for _, f := range o.Faults {
+		fmt.Fprintf(&b, "# fault: %s on %s\n", f.Fault.Kind, f.Route)
+	}
+	if file != nil {
+		fmt.Fprintf(&b, "TOKEN_CONFIG=%s\n", c.TokenConfig)
+		if mint != file.Mint {
+			fmt.Fprintf(&b, "TOKEN_MINT=%s\n", mint)
+		}
+	} else {
+		fmt.Fprintf(&b, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\n", mint, maxSupply)
+	}
+	fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
+	if file == nil {
+		b.WriteString("# the simulated official pairs, for a token file:\n# official_pairs:\n")
+		for _, p := range sim.OfficialPairs {
+			fmt.Fprintf(&b, "#   - {address: %s, dex: %s, base: %s, quote: %s}\n", p.Address, p.Dex, p.Base, p.Quote)
+		}
+	}
+	_, _ = io.WriteString(out, b.String())
 	<-ctx.Done()
+	return nil
+}
+
+// supplyWithin keeps the simulated supply within the token's maximum
+// supply (at 98.7654321 % of it when the default would pass it), so that a
+// token file's max_supply and the simulated ledger agree.
+func supplyWithin(so simulator.Options, maxSupply string) uint64 {
+	supply := so.Supply
+	if supply == 0 {
+		supply = 987_654_321_123_456
+	}
+	t := config.Token{MaxSupply: maxSupply}
+	if !t.MaxSupplyDisclosed() {
+		return supply
+	}
+	maxRaw, err := t.MaxSupplyRaw(so.Decimals)
+	if err != nil {
+		return supply
+	}
+	if amount.Compare(strconv.FormatUint(supply, 10), maxRaw) <= 0 {
+		return supply
+	}
+	m, ok := new(big.Int).SetString(maxRaw, 10)
+	if !ok {
+		return supply
+	}
+	m.Mul(m, big.NewInt(9_876_543_210)).Quo(m, big.NewInt(10_000_000_000))
+	return m.Uint64() // below the supply, so within u64
+}
+
+// inject sets one fault on the simulator that serves its route.
+func inject(sim *simulator.Sim, f fault.Spec) error {
+	info, _ := fault.Lookup(f.Fault.Kind)
+	switch f.Route {
+	case dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal:
+		if info.Routes == "rpc" {
+			return fmt.Errorf("--fault %s=%s: a JSON-RPC fault, for an RPC method or *", f.Route, f.Fault.Kind)
+		}
+		if (info.Routes == dexsim.RouteDexScreener || info.Routes == dexsim.RouteGeckoTerminal) && info.Routes != f.Route {
+			return fmt.Errorf("--fault %s=%s: a fault of route %s", f.Route, f.Fault.Kind, info.Routes)
+		}
+		sim.Dex.Faults().Inject(f.Route, f.Fault)
+		return nil
+	}
+	if info.Routes == "dex" || info.Routes == dexsim.RouteDexScreener || info.Routes == dexsim.RouteGeckoTerminal {
+		return fmt.Errorf("--fault %s=%s: a fault of the aggregators, for dexscreener or geckoterminal", f.Route, f.Fault.Kind)
+	}
+	if f.Route != "*" && !solanasim.Serves(f.Route) {
+		return errors.New("--fault " + f.Route + "=" + string(f.Fault.Kind) + ": unknown route " + strconv.Quote(f.Route) +
+			" (an RPC method such as getProgramAccounts, * for every RPC request, dexscreener or geckoterminal)")
+	}
+	sim.RPC.Faults().Inject(f.Route, f.Fault)
 	return nil
 }

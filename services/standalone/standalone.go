@@ -10,7 +10,6 @@ package standalone
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -222,6 +221,3 @@ func hostPort(l net.Listener) string {
 	}
 	return a.String()
 }
-
-// ErrUsage is returned for an unknown subcommand.
-var ErrUsage = errors.New("usage: standalone [serve|simulate]")

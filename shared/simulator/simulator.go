@@ -26,6 +26,8 @@ type Options struct {
 	Program solanasim.Program
 	// Decimals of the mint (6 when zero and Decimals0 is false).
 	Decimals uint8
+	// Decimals0 makes a Decimals of zero mean 0 decimals.
+	Decimals0 bool
 	// Supply in base units (a value with fraction digits by default).
 	Supply uint64
 	// Accounts is the number of token accounts (5,000 by default).
@@ -36,13 +38,19 @@ type Options struct {
 	// PriceEvery, and the supply grows every SupplyEvery (the mint
 	// authority is active). Zero intervals disable each.
 	PriceEvery, SupplyEvery time.Duration
+	// RPCPort and DexPort are the loopback ports of the Solana RPC node and
+	// of the aggregators (0: ephemeral ones).
+	RPCPort, DexPort int
+	// NoMintAuthority leaves the mint without a mint authority (a fixed
+	// supply); SupplyEvery then mints nothing.
+	NoMintAuthority bool
 }
 
 func (o *Options) defaults() {
 	if o.Program == 0 {
 		o.Program = solanasim.ProgramToken2022
 	}
-	if o.Decimals == 0 {
+	if o.Decimals == 0 && !o.Decimals0 {
 		o.Decimals = 6
 	}
 	if o.Supply == 0 {
@@ -92,9 +100,13 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sim{RPC: solanasim.New(), Dex: dexsim.New(), opts: opts, cancel: cancel}
+	authority := MintAuthority
+	if opts.NoMintAuthority {
+		authority, opts.SupplyEvery = "", 0
+	}
 	tok := solanasim.Token{
 		Mint: opts.Mint, Program: opts.Program, Decimals: opts.Decimals, Supply: opts.Supply,
-		MintAuthority: MintAuthority,
+		MintAuthority: authority,
 		Metadata:      solanasim.MetadataToken2022,
 		Name:          opts.Name, Symbol: opts.Symbol, URI: opts.URI, UpdateAuthority: MintAuthority,
 		Holders: solanasim.Holders{Accounts: opts.Accounts, Seed: opts.Seed, MultiAccountShare: 0.3,
@@ -122,11 +134,11 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 			Base: base.Symbol, Quote: quote.Symbol, URL: p.URL()})
 	}
 	var err error
-	if s.RPCURL, err = s.RPC.Start(ctx); err != nil {
+	if s.RPCURL, err = s.RPC.StartOn(ctx, opts.RPCPort); err != nil {
 		cancel()
 		return nil, err
 	}
-	if _, err = s.Dex.Start(ctx); err != nil {
+	if _, err = s.Dex.StartOn(ctx, opts.DexPort); err != nil {
 		cancel()
 		_ = s.RPC.Close()
 		return nil, err
@@ -139,6 +151,32 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		s.wg.Go(func() { s.growSupply(ctx) })
 	}
 	return s, nil
+}
+
+// SetOfficialPairs gives the scenario's official pairs the addresses a
+// token file declares, in order (the simulated pools of a real token file),
+// so that a check or a service run against the simulator finds them. It
+// returns the official pairs as they now are.
+func (s *Sim) SetOfficialPairs(addresses []string) []OfficialPair {
+	s.Dex.Update(s.opts.Mint, func(m *dexsim.Market) {
+		i := 0
+		for j := range m.Pairs {
+			if m.Pairs[j].Official && i < len(addresses) {
+				m.Pairs[j].Address = addresses[i]
+				i++
+			}
+		}
+	})
+	market, _ := s.Dex.Market(s.opts.Mint)
+	s.OfficialPairs = s.OfficialPairs[:0]
+	for _, p := range market.Pairs {
+		if p.Official {
+			base, quote := p.BaseQuote(market.Token)
+			s.OfficialPairs = append(s.OfficialPairs, OfficialPair{Address: p.Address, Dex: p.Dex,
+				Base: base.Symbol, Quote: quote.Symbol, URL: p.URL()})
+		}
+	}
+	return s.OfficialPairs
 }
 
 // growSupply mints a little (0.001 % of the supply, plus a fraction) every

@@ -140,14 +140,17 @@ func (s *Server) Requests(route string) int64 {
 // until ctx is done. It returns the base URL (DexScreener's base;
 // GeckoTerminal's is base + GeckoTerminalPrefix). Starting a started server
 // returns its URL.
-func (s *Server) Start(ctx context.Context) (string, error) {
+func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, 0) }
+
+// StartOn is Start on the given port of 127.0.0.1 (0: an ephemeral one).
+func (s *Server) StartOn(ctx context.Context, port int) (string, error) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	if s.srv != nil {
 		return s.url, nil
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return "", err
 	}

@@ -383,3 +383,10 @@ func (s *Server) unhealthyError() *rpcError {
 func excludedError(program string) *rpcError {
 	return &rpcError{Code: CodeKeyExcludedFromIdx, Message: program + " excluded from account secondary indexes; this RPC method unavailable for key"}
 }
+
+// Serves reports whether the simulated node serves the JSON-RPC method
+// (a route of Faults).
+func Serves(method string) bool {
+	_, ok := methods[method]
+	return ok
+}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,14 +156,17 @@ func (s *Server) Faults() *fault.Set { return s.faults }
 
 // Start serves on an ephemeral port of 127.0.0.1 until ctx ends or Close is
 // called, and returns the base URL ("http://127.0.0.1:port").
-func (s *Server) Start(ctx context.Context) (string, error) {
+func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, 0) }
+
+// StartOn is Start on the given port of 127.0.0.1 (0: an ephemeral one).
+func (s *Server) StartOn(ctx context.Context, port int) (string, error) {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if s.srv != nil {
 		return "", errors.New("solanasim: already started")
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return "", fmt.Errorf("solanasim: listen: %w", err)
 	}

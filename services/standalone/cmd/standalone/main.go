@@ -1,45 +1,168 @@
 // Command standalone runs the collectors and the edge in one process:
 //
 //	standalone            serve (demo mode without TOKEN_CONFIG/TOKEN_MINT)
+//	standalone check      validate the configuration, probe every upstream, exit
 //	standalone simulate   run only the upstream simulator and print its URLs
+//
+// `standalone help` and `standalone <command> --help` say more.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/market"
 	"github.com/tokendata/tokendata/services/standalone"
+	"github.com/tokendata/tokendata/services/supply"
+	"github.com/tokendata/tokendata/shared/check"
+	"github.com/tokendata/tokendata/shared/cli"
 	"github.com/tokendata/tokendata/shared/config"
-	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
+	"github.com/tokendata/tokendata/shared/process"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-func main() {
-	ctx, stop := lifecycle.SignalContext(context.Background())
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "standalone:", err)
-		os.Exit(1)
+func main() { cli.Main(newApp(os.Stdout, os.Stderr)) }
+
+// newApp is the command line, printing on stdout and stderr.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	limits := holders.DefaultCheckLimits
+	sim := standalone.DefaultSimulateOptions()
+	var (
+		faults  faultFlag
+		program = "token-2022"
+	)
+	return &cli.App{
+		Name: "standalone", Default: "serve", Footer: process.Footer, Stdout: stdout, Stderr: stderr,
+		About: `The whole tokendata service in one process: the supply, market and holders
+collectors and the public API, on an in-memory store (or Redis with REDIS_URL).
+Without TOKEN_CONFIG or TOKEN_MINT it runs in demo mode, on its built-in
+simulator of the Solana RPC node, DexScreener and GeckoTerminal.`,
+		Commands: []cli.Command{
+			{Name: "serve", Summary: "serve /api/* on HTTP_ADDR until SIGTERM",
+				Help: `Runs the three collectors and the edge. The API is on HTTP_ADDR (:8080), metrics
+and probes on OPS_ADDR (127.0.0.1:9090). Run "standalone check" first to see
+whether your token file and upstreams would serve every endpoint.`,
+				Run: func(ctx context.Context, _ *flag.FlagSet) error {
+					common, err := standalone.LoadCommon()
+					if err != nil {
+						return fmt.Errorf("config: %w", err)
+					}
+					level, _ := config.ParseLevel(common.LogLevel)
+					log := logging.New(stdout, "standalone", level)
+					return standalone.Run(ctx, standalone.Options{Common: common, Log: log, Banner: stderr})
+				}},
+			{Name: "check", Summary: "validate the configuration and probe every upstream, print a verdict per endpoint group, and exit",
+				Help: process.CheckHelp + `
+
+The holders count is bounded (--holders-max-accounts, --holders-timeout): the
+report says when it stopped there. The usable pairs come last, as official_pairs
+YAML to paste into the token file.`,
+				Flags: limits.Flags,
+				Run: func(ctx context.Context, _ *flag.FlagSet) error {
+					return process.RunCheck(ctx, stdout, process.CheckSetup{Service: "standalone", LoadCommon: standalone.LoadCommon, AllowDemo: true},
+						func(ctx context.Context, c *process.Checked, r *check.Report) {
+							supply.Probe(ctx, c.Common, c.Token, r)
+							holders.Probe(ctx, c.Common, c.Token, limits, r)
+							market.Probe(ctx, c.Common, c.Token, r)
+						})
+				}},
+			{Name: "simulate", Summary: "run only the upstream simulator, print the variables that point the services at it, until SIGTERM",
+				Help: simulateHelp(),
+				Flags: func(fs *flag.FlagSet) {
+					fs.IntVar(&sim.Sim.RPCPort, "rpc-port", 0, "loopback port of the Solana RPC node (0: any free one)")
+					fs.IntVar(&sim.Sim.DexPort, "dex-port", 0, "loopback port of DexScreener and GeckoTerminal (0: any free one)")
+					fs.StringVar(&sim.Mint, "mint", "", "mint to simulate (default: the token file's, TOKEN_MINT, or the demo mint)")
+					fs.StringVar(&program, "program", program, "token program of the mint: token or token-2022")
+					fs.Func("decimals", "decimals of the mint, 0 to 18 (default: the token file's, or 6)", func(v string) error {
+						var d uint8
+						if _, err := fmt.Sscan(v, &d); err != nil || d > 18 {
+							return fmt.Errorf("%q is not 0 to 18", v)
+						}
+						sim.Sim.Decimals, sim.Sim.Decimals0 = d, d == 0
+						return nil
+					})
+					fs.IntVar(&sim.Sim.Accounts, "accounts", sim.Sim.Accounts, "number of token accounts (about 70 % of them hold a balance)")
+					fs.Uint64Var(&sim.Sim.Supply, "supply", 0, "supply in base units (default: 987654321.123456 tokens, kept below max_supply)")
+					fs.Func("name", `on-chain name (default: the token file's, or "Demo Token")`, func(v string) error {
+						sim.Sim.Name, sim.NameSet = v, true
+						return nil
+					})
+					fs.Func("symbol", `on-chain symbol (default: the token file's, or "DEMO")`, func(v string) error {
+						sim.Sim.Symbol, sim.SymbolSet = v, true
+						return nil
+					})
+					fs.Uint64Var(&sim.Sim.Seed, "seed", sim.Sim.Seed, "seed of the holders and of the market scenario")
+					fs.DurationVar(&sim.Sim.PriceEvery, "price-every", sim.Sim.PriceEvery, "the price drifts every this long (0: fixed)")
+					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
+					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
+					fs.Var(&faults, "fault", "inject a fault, route=kind[:param][*times] (repeatable; the kinds are listed above)")
+				},
+				Run: func(ctx context.Context, _ *flag.FlagSet) error {
+					switch program {
+					case "token":
+						sim.Sim.Program = solanasim.ProgramToken
+					case "token-2022":
+						sim.Sim.Program = solanasim.ProgramToken2022
+					default:
+						return fmt.Errorf("--program %q: token or token-2022", program)
+					}
+					sim.Faults = faults
+					common, err := standalone.LoadCommon()
+					if err != nil {
+						return fmt.Errorf("config: %w", err)
+					}
+					return standalone.Simulate(ctx, common, sim, stdout, stderr)
+				}},
+		},
 	}
 }
 
-func run(ctx context.Context, args []string) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd = args[0]
-	}
-	common, err := standalone.LoadCommon()
+// faultFlag collects --fault values.
+type faultFlag []fault.Spec
+
+func (f *faultFlag) String() string { return "" }
+
+func (f *faultFlag) Set(v string) error {
+	s, err := fault.ParseSpec(v)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
-	level, _ := config.ParseLevel(common.LogLevel)
-	log := logging.New(os.Stdout, "standalone", level)
-	switch cmd {
-	case "serve":
-		return standalone.Run(ctx, standalone.Options{Common: common, Log: log, Banner: os.Stderr})
-	case "simulate":
-		return standalone.Simulate(ctx, common, os.Stdout)
+	*f = append(*f, s)
+	return nil
+}
+
+// simulateHelp explains simulate, its routes and every fault kind.
+func simulateHelp() string {
+	var b strings.Builder
+	b.WriteString(`Serves, on 127.0.0.1, a Solana JSON-RPC node (with Helius DAS getTokenAccounts)
+and the DexScreener and GeckoTerminal APIs for one token, and prints the
+variables that point the services (or "check") at them:
+
+  eval "$(standalone simulate --fault dexscreener=pairs_empty | grep '^[A-Z]')"
+
+With TOKEN_CONFIG set, the token file's token is simulated (its mint, name,
+symbol, decimals and official pairs) and TOKEN_CONFIG is printed, never a
+TOKEN_MINT that would override the file's mint; a --mint that differs from the
+file's is refused. Otherwise the mint is --mint, TOKEN_MINT or the demo mint.
+
+Faults (--fault route=kind[:param][*times]): route is an RPC method
+(getTokenSupply, getAccountInfo, getProgramAccounts, getTokenAccounts, ...),
+* for every RPC request, dexscreener or geckoterminal; times is how many
+requests it applies to (every one when absent). Kinds:
+`)
+	for _, i := range fault.Catalog {
+		fmt.Fprintf(&b, "  %-21s %s [%s]\n", i.Kind, i.Doc, i.Routes)
 	}
-	return standalone.ErrUsage
+	b.WriteString(`
+Examples: --fault getProgramAccounts=rpc_excluded_index (a node that cannot
+enumerate holders), --fault getTokenSupply=rpc_node_unhealthy*3,
+--fault '*=latency:3s', --fault geckoterminal=gecko_not_found.`)
+	return b.String()
 }
