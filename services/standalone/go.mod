@@ -9,6 +9,7 @@ require (
 	github.com/tokendata/tokendata/services/supply v0.0.0
 	github.com/tokendata/tokendata/shared v0.0.0
 	github.com/tokendata/tokendata/shared/simulator v0.0.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 

@@ -36,7 +36,6 @@ type SimulateOptions struct {
 // accounts.
 func DefaultSimulateOptions() SimulateOptions {
 	o := SimulateOptions{Sim: DemoSim}
-	o.Sim.Program = solanasim.ProgramToken2022
 	o.Sim.Decimals = 6
 	o.Sim.Name, o.Sim.Symbol = "Demo Token", "DEMO"
 	return o
@@ -125,7 +124,10 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 			return err
 		}
 	}
-	program := map[solanasim.Program]string{solanasim.ProgramToken: "Token", solanasim.ProgramToken2022: "Token-2022"}[so.Program]
+	program := "Token-2022"
+	if so.Classic {
+		program = "Token"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# tokendata simulator: mint %s (%s program, %d decimals, %d token accounts, name %q, symbol %q)\n",
 		mint, program, so.Decimals, so.Accounts, so.Name, so.Symbol)

@@ -72,6 +72,9 @@ func Main(a *App) {
 	os.Exit(code)
 }
 
+// Out is where the App prints: Stdout, or the process's.
+func (a *App) Out() io.Writer { return a.out() }
+
 func (a *App) out() io.Writer {
 	if a.Stdout != nil {
 		return a.Stdout

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/tokendata/tokendata/shared/check"
 	"github.com/tokendata/tokendata/shared/cli"
@@ -49,24 +48,23 @@ type Service struct {
 // App is the command line of a cluster service: serve (the default) and
 // check.
 func (s Service) App() *cli.App {
-	return &cli.App{
-		Name: s.Name, About: s.About, Default: "serve", Footer: Footer,
-		Commands: []cli.Command{
-			{Name: "serve", Summary: "run the " + s.Name + " service until SIGTERM", Help: s.ServeHelp,
-				Run: func(ctx context.Context, _ *flag.FlagSet) error {
-					if err := s.Serve(ctx, os.Stdout); err != nil {
-						logging.New(os.Stdout, s.Name, slog.LevelInfo).Error("exit", "error", err.Error())
-						return &cli.ExitError{Code: cli.ExitFail}
-					}
-					return nil
-				}},
-			{Name: "check", Summary: "validate the configuration and probe the upstreams, print a verdict per endpoint group, and exit",
-				Help: CheckHelp, Flags: s.CheckFlags,
-				Run: func(ctx context.Context, _ *flag.FlagSet) error {
-					return RunCheck(ctx, os.Stdout, CheckSetup{Service: s.Name, NeedRedis: true}, s.Probe)
-				}},
-		},
+	app := &cli.App{Name: s.Name, About: s.About, Default: "serve", Footer: Footer}
+	app.Commands = []cli.Command{
+		{Name: "serve", Summary: "run the " + s.Name + " service until SIGTERM", Help: s.ServeHelp,
+			Run: func(ctx context.Context, _ *flag.FlagSet) error {
+				if err := s.Serve(ctx, app.Out()); err != nil {
+					logging.New(app.Out(), s.Name, slog.LevelInfo).Error("exit", "error", err.Error())
+					return &cli.ExitError{Code: cli.ExitFail}
+				}
+				return nil
+			}},
+		{Name: "check", Summary: "validate the configuration and probe the upstreams, print a verdict per endpoint group, and exit",
+			Help: CheckHelp, Flags: s.CheckFlags,
+			Run: func(ctx context.Context, _ *flag.FlagSet) error {
+				return RunCheck(ctx, app.Out(), CheckSetup{Service: s.Name, NeedRedis: true}, s.Probe)
+			}},
 	}
+	return app
 }
 
 // RunCheck runs a whole check: the configuration (CheckStart), then probe

@@ -22,8 +22,12 @@ type Options struct {
 	Mint string
 	// Seed makes the scenario deterministic.
 	Seed uint64
-	// Program is Token or Token-2022 (Token-2022 by default).
+	// Program is Token or Token-2022 (Token-2022 by default: the zero
+	// value, solanasim.ProgramToken, takes the default; set Classic for the
+	// classic Token program).
 	Program solanasim.Program
+	// Classic simulates a mint of the classic Token program.
+	Classic bool
 	// Decimals of the mint (6 when zero and Decimals0 is false).
 	Decimals uint8
 	// Decimals0 makes a Decimals of zero mean 0 decimals.
@@ -47,8 +51,9 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.Program == 0 {
-		o.Program = solanasim.ProgramToken2022
+	o.Program = solanasim.ProgramToken2022
+	if o.Classic {
+		o.Program = solanasim.ProgramToken
 	}
 	if o.Decimals == 0 && !o.Decimals0 {
 		o.Decimals = 6

@@ -25,7 +25,6 @@ import (
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/process"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
-	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
 func main() { cli.Main(newApp(os.Stdout, os.Stderr)) }
@@ -107,9 +106,8 @@ YAML to paste into the token file.`,
 				Run: func(ctx context.Context, _ *flag.FlagSet) error {
 					switch program {
 					case "token":
-						sim.Sim.Program = solanasim.ProgramToken
+						sim.Sim.Classic = true
 					case "token-2022":
-						sim.Sim.Program = solanasim.ProgramToken2022
 					default:
 						return fmt.Errorf("--program %q: token or token-2022", program)
 					}
