@@ -400,7 +400,7 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	}
 	r.Metrics.observeRun(r.Name, d, run, run.FinishedAt.Sub(started))
 	if ce != nil {
-		r.Log.Warn("poll failed", "domain", d, "kind", ce.Kind, "error", ce.Message,
+		r.Log.Warn("poll failed", "domain", d, "kind", ce.Kind, "error", ce.Message, "remedy", ce.Remedy,
 			"consecutive_failures", run.ConsecutiveFailures)
 		return ce
 	}
