@@ -3,8 +3,10 @@ module github.com/tokendata/tokendata/services/edge
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.2.8
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/gin-gonic/gin v1.12.0
+	github.com/klauspost/compress v1.20.1
 	github.com/pb33f/libopenapi v0.36.6
 	github.com/pb33f/libopenapi-validator v0.13.8
 	github.com/prometheus/client_golang v1.25.0

@@ -54,9 +54,15 @@ func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
 			in.log.Error("render failed", "route", rt.path, "error", err.Error())
 			resp = in.errInternal
 		}
+		var before *response
 		if prev != nil {
-			resp.keepLastModifiedMonotonic(prev.routes[i], now)
+			before = prev.routes[i]
 		}
+		if rt.compress {
+			resp = resp.withVary()
+			resp.compress(before)
+		}
+		resp.keepLastModifiedMonotonic(before, now)
 		v.routes[i] = resp
 	}
 	v.nextChange = r.next

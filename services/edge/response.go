@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -37,13 +38,19 @@ type header struct {
 
 // response is one pre-rendered answer: status, body, and every header
 // that depends on the data. The request path copies the headers and
-// writes the body; it never encodes.
+// writes the body; it never encodes, and never compresses: a body worth
+// it has its gzip and brotli variants rendered with it.
 type response struct {
 	status int
-	body   []byte
-	hdr    []header
+	// body, hdr and etag are the identity representation.
+	body []byte
+	hdr  []header
 	// etag is the quoted strong ETag (200 only).
 	etag string
+	// on is the set of codings the answer has; variants holds those other
+	// than identity (nil where the variant was not smaller).
+	on       offer
+	variants [numCodings]*variant
 	// lastModified is the Last-Modified value (zero: none), for
 	// If-Modified-Since.
 	lastModified time.Time
@@ -51,6 +58,72 @@ type response struct {
 	// echoes the client's X-Request-Id (a cache would serve a cacheable
 	// one, with that id, to everyone).
 	noStore bool
+}
+
+// variant is one compressed representation of a response's body: its
+// bytes, its strong ETag (the identity ETag with a suffix inside the
+// quotes) and its headers (the identity headers with its own
+// Content-Length and ETag, and Content-Encoding).
+type variant struct {
+	body []byte
+	etag string
+	hdr  []header
+}
+
+// hdrVary is the Vary of every answer of a path that has compressed
+// variants, whatever the answer (identity, 304, error).
+var hdrVary = one("Accept-Encoding")
+
+// withVary returns a copy of r that says Vary: Accept-Encoding (r may be
+// shared: the internal error answer).
+func (r *response) withVary() *response {
+	c := *r
+	c.hdr = append(slices.Clip(r.hdr), header{"Vary", hdrVary})
+	return &c
+}
+
+// compress adds r's gzip and brotli variants when its body is worth
+// compressing: a 200 of at least minCompressBytes, each variant kept only
+// when it is smaller. prev is the answer r replaces: when it has the same
+// body, its compressed bytes are taken as they are (a body is compressed
+// once per change, not once per render).
+func (r *response) compress(prev *response) {
+	r.on = 1 << codingIdentity
+	if r.status != http.StatusOK || len(r.body) < minCompressBytes {
+		return
+	}
+	same := prev != nil && prev.status == http.StatusOK && prev.etag == r.etag
+	for _, c := range [...]coding{codingGzip, codingBrotli} {
+		var body []byte
+		if same {
+			if v := prev.variants[c]; v != nil {
+				body = v.body
+			}
+		} else {
+			body = compressBody(c, r.body)
+		}
+		if body != nil {
+			r.addVariant(c, body)
+		}
+	}
+}
+
+// addVariant adds body as r's representation in coding c.
+func (r *response) addVariant(c coding, body []byte) {
+	v := &variant{body: body, etag: r.etag[:len(r.etag)-1] + etagSuffix[c] + `"`}
+	v.hdr = make([]header, 0, len(r.hdr)+1)
+	for _, h := range r.hdr {
+		switch h.key {
+		case "Content-Length":
+			h.val = one(strconv.Itoa(len(body)))
+		case "Etag":
+			h.val = one(v.etag)
+		}
+		v.hdr = append(v.hdr, h)
+	}
+	v.hdr = append(v.hdr, header{"Content-Encoding", one(codingNames[c])})
+	r.variants[c] = v
+	r.on |= 1 << c
 }
 
 // dataInfo is the freshness of the data a body is made of.
@@ -135,9 +208,18 @@ func (r *response) keepLastModifiedMonotonic(prev *response, now time.Time) {
 
 func (r *response) setLastModified(t time.Time) {
 	r.lastModified = t
-	for i := range r.hdr {
-		if r.hdr[i].key == "Last-Modified" {
-			r.hdr[i].val = one(t.Format(http.TimeFormat))
+	val := one(t.Format(http.TimeFormat))
+	set := func(hdr []header) {
+		for i := range hdr {
+			if hdr[i].key == "Last-Modified" {
+				hdr[i].val = val
+			}
+		}
+	}
+	set(r.hdr)
+	for _, v := range r.variants {
+		if v != nil {
+			set(v.hdr)
 		}
 	}
 }
@@ -194,19 +276,27 @@ const allowedMethods = "GET, HEAD, OPTIONS"
 // RFC 3339 in UTC with the stored precision (milliseconds at most).
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// write sends r: headers, then the body unless the request is HEAD or the
-// client's validators match (304).
+// write sends r in the coding the request's Accept-Encoding picks among
+// those r has: headers, then the body unless the request is HEAD or the
+// client's validators match that representation (304).
 func (r *response) write(w http.ResponseWriter, req *http.Request) int {
+	body, hdr, etag := r.body, r.hdr, r.etag
+	if r.on > 1<<codingIdentity {
+		if v := r.variants[negotiate(req.Header["Accept-Encoding"], r.on)]; v != nil {
+			body, hdr, etag = v.body, v.hdr, v.etag
+		}
+	}
 	h := w.Header()
-	for _, kv := range r.hdr {
+	for _, kv := range hdr {
 		h[kv.key] = kv.val
 	}
 	if r.noStore {
 		echoRequestID(h, req)
 	}
-	if r.status == http.StatusOK && notModified(req, r) {
+	if r.status == http.StatusOK && notModified(req, etag, r.lastModified) {
 		delete(h, "Content-Type")
 		delete(h, "Content-Length")
+		delete(h, "Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
 		return 0
 	}
@@ -214,24 +304,25 @@ func (r *response) write(w http.ResponseWriter, req *http.Request) int {
 	if req.Method == http.MethodHead {
 		return 0
 	}
-	n, _ := w.Write(r.body)
+	n, _ := w.Write(body)
 	return n
 }
 
-// notModified evaluates If-None-Match (weak comparison, lists and "*", as
-// RFC 9110 §13.1.2 asks) and, only without it, If-Modified-Since.
-func notModified(req *http.Request, r *response) bool {
+// notModified evaluates If-None-Match against the ETag of the
+// representation chosen (weak comparison, lists and "*", as RFC 9110
+// §13.1.2 asks) and, only without it, If-Modified-Since.
+func notModified(req *http.Request, etag string, lastModified time.Time) bool {
 	if inm, ok := req.Header["If-None-Match"]; ok {
 		for _, v := range inm {
-			if etagListMatches(v, r.etag) {
+			if etagListMatches(v, etag) {
 				return true
 			}
 		}
 		return false
 	}
-	if ims := req.Header.Get("If-Modified-Since"); ims != "" && !r.lastModified.IsZero() {
+	if ims := req.Header.Get("If-Modified-Since"); ims != "" && !lastModified.IsZero() {
 		t, err := http.ParseTime(ims)
-		return err == nil && !r.lastModified.After(t)
+		return err == nil && !lastModified.After(t)
 	}
 	return false
 }

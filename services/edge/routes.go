@@ -50,22 +50,27 @@ type renderedRoute struct {
 	path   string
 	group  group
 	render func(r *renderer) *response
+	// compress is true for the JSON routes: their bodies of
+	// minCompressBytes or more get gzip and brotli variants, and every
+	// answer of the route says Vary: Accept-Encoding. The plain-text supply
+	// answers (a number of a few bytes) never do.
+	compress bool
 }
 
 var renderedRoutes = [numRendered]renderedRoute{
-	rTotalSupply:       {PathTotalSupply, groupSupply, (*renderer).totalSupply},
-	rCirculatingSupply: {PathCirculatingSupply, groupSupply, (*renderer).circulatingSupply},
-	rMaxSupply:         {PathMaxSupply, groupStatic, (*renderer).maxSupply},
-	rSupply:            {PathSupply, groupSupply, (*renderer).supply},
-	rCoinGeckoSupply:   {PathCoinGeckoSupply, groupSupply, (*renderer).coinGeckoSupply},
-	rPrice:             {PathPrice, groupMarket, (*renderer).price},
-	rHolders:           {PathHolders, groupHolders, (*renderer).holders},
-	rTokenMetadata:     {PathTokenMetadata, groupStatic, (*renderer).tokenMetadata},
-	rExchanges:         {PathExchanges, groupStatic, (*renderer).exchanges},
-	rMarket:            {PathMarket, groupMarket, (*renderer).market},
-	rMarketData:        {PathMarketData, groupMarket, (*renderer).marketData},
-	rMarketPairs:       {PathMarketPairs, groupMarket, (*renderer).marketPairs},
-	rOpenAPI:           {PathOpenAPI, groupStatic, (*renderer).openAPI},
+	rTotalSupply:       {PathTotalSupply, groupSupply, (*renderer).totalSupply, false},
+	rCirculatingSupply: {PathCirculatingSupply, groupSupply, (*renderer).circulatingSupply, false},
+	rMaxSupply:         {PathMaxSupply, groupStatic, (*renderer).maxSupply, false},
+	rSupply:            {PathSupply, groupSupply, (*renderer).supply, true},
+	rCoinGeckoSupply:   {PathCoinGeckoSupply, groupSupply, (*renderer).coinGeckoSupply, true},
+	rPrice:             {PathPrice, groupMarket, (*renderer).price, true},
+	rHolders:           {PathHolders, groupHolders, (*renderer).holders, true},
+	rTokenMetadata:     {PathTokenMetadata, groupStatic, (*renderer).tokenMetadata, true},
+	rExchanges:         {PathExchanges, groupStatic, (*renderer).exchanges, true},
+	rMarket:            {PathMarket, groupMarket, (*renderer).market, true},
+	rMarketData:        {PathMarketData, groupMarket, (*renderer).marketData, true},
+	rMarketPairs:       {PathMarketPairs, groupMarket, (*renderer).marketPairs, true},
+	rOpenAPI:           {PathOpenAPI, groupStatic, (*renderer).openAPI, true},
 }
 
 // view is what the request path reads through one atomic pointer: the
