@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -28,9 +29,11 @@ import (
 // in front of a running edge (the standalone binary in demo mode), with a
 // counting proxy between the two, and proves: a HIT on the second
 // request; the query string out of the key; a client's X-Request-Id
-// neither passed to the edge nor served to others; no-store honoured; concurrent
-// misses collapsed into one edge request; stale-while-revalidate; and
-// stale-if-error while the edge is down.
+// neither passed to the edge nor served to others; no-store honoured; the
+// edge's gzip and brotli variants cached apart, brotli never served to a
+// client that did not ask for it; concurrent misses collapsed into one
+// edge request; stale-while-revalidate; and stale-if-error while the edge
+// is down.
 func TestCacheTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the cache-tier test waits for a cache entry to expire")
@@ -118,6 +121,10 @@ func TestCacheTier(t *testing.T) {
 		if n := counter.count("/api/health"); n != 2 {
 			t.Errorf("edge saw %d requests for /api/health, want 2", n)
 		}
+	})
+
+	ok = ok && t.Run("content codings: variants cached apart, br only to who asks", func(t *testing.T) {
+		testCodings(t, cache, edge.url, counter)
 	})
 
 	var collapsedAt time.Time
@@ -413,6 +420,15 @@ type countingProxy struct {
 	mu     sync.Mutex
 	counts map[string]int
 	ids    map[string]string // last X-Request-Id received, by path
+	// encodings are the Accept-Encoding values received, by path ("" for
+	// none).
+	encodings map[string]map[string]int
+}
+
+func (p *countingProxy) encodingsOf(path string) map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.encodings[path])
 }
 
 func (p *countingProxy) lastID(path string) string {
@@ -433,9 +449,12 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &countingProxy{counts: map[string]int{}, ids: map[string]string{}}
+	p := &countingProxy{counts: map[string]int{}, ids: map[string]string{}, encodings: map[string]map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{DisableKeepAlives: true}
+	// DisableCompression: pass nginx's Accept-Encoding (or its absence) and
+	// the edge's bytes as they are; Go's transport would otherwise ask for
+	// gzip itself and decode it.
+	rp.Transport = &http.Transport{DisableKeepAlives: true, DisableCompression: true}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if id := resp.Request.Header.Get("X-Request-Id"); id != "" && p.echo.Load() {
 			resp.Header.Set("X-Request-Id", id)
@@ -461,6 +480,10 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 			p.mu.Lock()
 			p.counts[r.URL.Path]++
 			p.ids[r.URL.Path] = r.Header.Get("X-Request-Id")
+			if p.encodings[r.URL.Path] == nil {
+				p.encodings[r.URL.Path] = map[string]int{}
+			}
+			p.encodings[r.URL.Path][strings.Join(r.Header.Values("Accept-Encoding"), ", ")]++
 			p.mu.Unlock()
 			time.Sleep(time.Duration(p.delay.Load()))
 			rp.ServeHTTP(w, r)

@@ -3,6 +3,7 @@ module github.com/tokendata/tokendata/hack/chartcheck
 go 1.26.7
 
 require (
+	github.com/andybalholm/brotli v1.2.8
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.94.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.1
