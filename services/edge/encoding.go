@@ -2,8 +2,9 @@ package edge
 
 import (
 	"bytes"
-	"math/bits"
+	"io"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
@@ -209,6 +210,23 @@ func isTchar(b byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
 }
 
+// Compressors are reused: their state (about a megabyte at these
+// levels) would otherwise be allocated for every body.
+var (
+	gzipWriters = sync.Pool{New: func() any {
+		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestCompression) // a valid level: never an error
+		return zw
+	}}
+	brotliWriters = sync.Pool{New: func() any {
+		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: brotliWindow})
+	}}
+)
+
+// brotliWindow is the brotli window (2^16 = 64 KiB), the largest distance
+// a match can reach back: every body of the API fits in it (the OpenAPI
+// document, the largest, is about 40 KiB).
+const brotliWindow = 16
+
 // compressBody returns body in coding c at the best compression the
 // library has (it runs once per change of a body, never per request), or
 // nil when that is not smaller than body. The output depends only on the
@@ -217,27 +235,25 @@ func isTchar(b byte) bool {
 func compressBody(c coding, body []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(body))
+	var w interface {
+		io.Writer
+		Close() error
+	}
 	switch c {
 	case codingGzip:
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if err != nil {
-			return nil
-		}
-		if _, err := zw.Write(body); err != nil || zw.Close() != nil {
-			return nil
-		}
+		zw := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(zw)
+		zw.Reset(&buf)
+		w = zw
 	case codingBrotli:
-		// A window just large enough for the body: the same output, without
-		// the 4 MiB of buffers of the default window.
-		lgwin := min(max(bits.Len(uint(len(body))), 10), 24)
-		bw := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: lgwin})
-		if _, err := bw.Write(body); err != nil || bw.Close() != nil {
-			return nil
-		}
+		bw := brotliWriters.Get().(*brotli.Writer)
+		defer brotliWriters.Put(bw)
+		bw.Reset(&buf)
+		w = bw
 	default:
 		return nil
 	}
-	if buf.Len() >= len(body) {
+	if _, err := w.Write(body); err != nil || w.Close() != nil || buf.Len() >= len(body) {
 		return nil
 	}
 	return bytes.Clone(buf.Bytes())

@@ -29,6 +29,7 @@ func FuzzDocument(f *testing.F) {
 	f.Add("holders", []byte(`{"holders":-1}`))
 	f.Add("metadata", []byte(`null`))
 	h := newHarness(f, nil)
+	h.srv.bodies.uncompressed = true // compression is TestCompressOnlyWhereItPays's
 	f.Fuzz(func(t *testing.T, domain string, data []byte) {
 		d := contract.Domain(domain)
 		if !d.Valid() {
@@ -76,6 +77,7 @@ func FuzzStoredValue(f *testing.F) {
 	f.Cleanup(func() { _ = mem.Close() })
 	st := store.New(mem, mint)
 	h := newHarness(f, st)
+	h.srv.bodies.uncompressed = true
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, domain string, value, status []byte) {
 		d := contract.Domain(domain)

@@ -28,6 +28,10 @@ type renderInputs struct {
 	openapi       []byte
 	cacheControls map[group]string
 	errInternal   *response
+	// uncompressed leaves out the compressed variants (Vary stays): for
+	// the fuzz targets, which render thousands of states and check what
+	// goes into the bodies, not what gzip and brotli make of them.
+	uncompressed bool
 }
 
 func (in *renderInputs) cacheControl(g group) string { return in.cacheControls[g] }
@@ -60,7 +64,9 @@ func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
 		}
 		if rt.compress {
 			resp = resp.withVary()
-			resp.compress(before)
+			if !in.uncompressed {
+				resp.compress(before)
+			}
 		}
 		resp.keepLastModifiedMonotonic(before, now)
 		v.routes[i] = resp
