@@ -14,7 +14,7 @@ import (
 // decoded into and reports every mapping key that type does not have,
 // with its line, where it is (the token file, links[0], ...) and the
 // nearest valid key at that level: a typo names itself and its fix
-// ("offical_pairs": did you mean "official_pairs"?). The yaml decoder's
+// ("oficial_pairs": did you mean "official_pairs"?). The yaml decoder's
 // own message names the Go type instead (config.Token), which a user
 // never wrote.
 func unknownKeys(doc *yaml.Node, t reflect.Type) error {

@@ -16,8 +16,8 @@ func TestTokenFileTypoNamesTheKeyAndItsFix(t *testing.T) {
 		name, edit string
 		want       []string
 	}{
-		{"top level", "offical_pairs: []\n",
-			[]string{`line 3: unknown key "offical_pairs" in the token file; did you mean "official_pairs"?`}},
+		{"top level", "offical_pairs: []\n", //nolint:misspell // a deliberate typo
+			[]string{`line 3: unknown key "offical_pairs" in the token file; did you mean "official_pairs"?`}}, //nolint:misspell // a deliberate typo
 		{"missing letter", "symbl: X\n", []string{`line 3: unknown key "symbl" in the token file; did you mean "symbol"?`}},
 		{"transposed letters", "links:\n  - {kidn: website, url: \"https://example.com\"}\n",
 			[]string{`line 4: unknown key "kidn" in links[0]; did you mean "kind"?`}},
@@ -53,12 +53,12 @@ func TestTokenFileTypoNamesTheKeyAndItsFix(t *testing.T) {
 // variable, the file, the key and the fix.
 func TestTokenFileTypoThroughLoadToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "token.yaml")
-	doc := "mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR\nmax_supply: none\nofficial_pairs:\n  - {adress: 45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna}\n"
+	doc := "mint: Ag2ntwSLqsLLyasGT6KpgbL8EMsSfmmsjDCrG7noZ2HR\nmax_supply: none\nofficial_pairs:\n  - {adress: 45uGcpfFeZjJQkpjkg2xyuk14BNm3Vvxskyq9qXjHgna}\n" //nolint:misspell // a deliberate typo
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := LoadToken(path, "", "")
-	want := "TOKEN_CONFIG " + path + `: line 4: unknown key "adress" in official_pairs[0]; did you mean "address"?`
+	want := "TOKEN_CONFIG " + path + `: line 4: unknown key "adress" in official_pairs[0]; did you mean "address"?` //nolint:misspell // a deliberate typo
 	if err == nil || err.Error() != want {
 		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
@@ -88,7 +88,7 @@ func TestEditDistance(t *testing.T) {
 		d    int
 	}{
 		{"", "", 0}, {"kind", "kind", 0}, {"kidn", "kind", 1}, {"symbl", "symbol", 1},
-		{"offical_pairs", "official_pairs", 1}, {"abc", "", 3}, {"logo", "name", 4}, {"ca", "abc", 3},
+		{"offical_pairs", "official_pairs", 1}, {"abc", "", 3}, {"logo", "name", 4}, {"ca", "abc", 3}, //nolint:misspell // a deliberate typo
 	} {
 		if got := editDistance(tc.a, tc.b); got != tc.d {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)

@@ -71,10 +71,10 @@ var secretType = reflect.TypeFor[Secret]()
 
 // typeName says what a field's value must be.
 func typeName(t reflect.Type) string {
-	switch {
-	case t == secretType:
+	switch t {
+	case secretType:
 		return "secret"
-	case t == durationType:
+	case durationType:
 		return "duration"
 	}
 	switch t.Kind() {
