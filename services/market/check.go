@@ -175,12 +175,18 @@ func pasteOf(ds, gt contract.Market, dsErr, gtErr error) string {
 	return b.String()
 }
 
+// plainRune reports whether r may appear in a plain YAML scalar as we
+// write them: ASCII letters, digits, '-', '_' and '.'.
+func plainRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+}
+
 // yamlScalar quotes a value from an aggregator when plain YAML would not
 // read it back as the same string.
 func yamlScalar(s string) string {
 	plain := s != ""
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+		if !plainRune(r) {
 			plain = false
 		}
 	}

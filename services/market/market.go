@@ -394,7 +394,7 @@ func (c *Collector) get(ctx context.Context, upstream, u string, lim *rate.Limit
 		if ce.Kind == contract.ErrKindForbidden {
 			ce.Remedy = ""
 		}
-		ce.WithRemedy(variableOf(upstream))
+		ce = ce.WithRemedy(variableOf(upstream))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, ce
 	}
