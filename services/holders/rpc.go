@@ -160,8 +160,9 @@ func remedyFor(method string) string {
 // classifyRead maps an error met while reading the body.
 func classifyRead(ctx context.Context, method string, err error, variable string) error {
 	ce := classifyReadKind(ctx, method, err, variable)
-	if c, ok := ce.(*collector.Error); ok {
-		return c.WithRemedy(variable)
+	var c *collector.Error
+	if errors.As(ce, &c) {
+		_ = c.WithRemedy(variable) // sets c.Remedy in place
 	}
 	return ce
 }
