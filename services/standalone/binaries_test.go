@@ -67,7 +67,7 @@ func binaries(t *testing.T) string {
 		args := append([]string{"build", "-ldflags=-s -w", "-o", dir + string(os.PathSeparator)}, binaryPackages...)
 		cmd := exec.Command("go", args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			bins.err = fmt.Errorf("go build: %v\n%s", err, out)
+			bins.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if bins.err != nil {

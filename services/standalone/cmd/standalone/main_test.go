@@ -226,9 +226,9 @@ func TestCheckFailures(t *testing.T) {
 func TestCheckConfiguration(t *testing.T) {
 	sim := startSim(t, simulator.Options{})
 	t.Run("typo in a key", func(t *testing.T) {
-		tokenFile(t, sim, func(s string) string { return strings.Replace(s, "official_pairs:", "offical_pairs:", 1) })
+		tokenFile(t, sim, func(s string) string { return strings.Replace(s, "official_pairs:", "offical_pairs:", 1) }) //nolint:misspell // a deliberate typo
 		code, out, _ := run(t, context.Background(), "check")
-		if code != 1 || !strings.Contains(out, `unknown key "offical_pairs" in the token file; did you mean "official_pairs"?`) ||
+		if code != 1 || !strings.Contains(out, `unknown key "offical_pairs" in the token file; did you mean "official_pairs"?`) || //nolint:misspell // a deliberate typo
 			!strings.Contains(out, "remedy: fix the token file where the error says; docs/token-file.md") || strings.Contains(out, "\nsupply (") {
 			t.Errorf("exit %d:\n%s", code, out)
 		}
