@@ -159,6 +159,7 @@ func newEdge(t *testing.T, info standalone.Info, opts ...func(*config.Common)) (
 			t.Errorf("new edge stopped with %v", err)
 		}
 		_ = st.Close()
+		http.DefaultClient.CloseIdleConnections()
 	})
 	return api, "http://" + ln.Addr().String()
 }

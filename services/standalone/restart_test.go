@@ -1,22 +1,13 @@
 package standalone_test
 
 import (
-	"context"
-	"errors"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/services/edge"
-	"github.com/tokendata/tokendata/services/standalone"
-	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/simulator"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
-	"github.com/tokendata/tokendata/shared/store"
 	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
@@ -54,7 +45,7 @@ func TestRedisRestartedEmptyNewEdge(t *testing.T) {
 
 	rs.Restart() // empty: no persistence
 	restarted := time.Now()
-	api, url := startEdge(t, r.info)
+	api, url := newEdge(t, r.info)
 
 	deadline := restarted.Add(10 * time.Second)
 	for {
@@ -115,45 +106,4 @@ func statuses(m map[string]response) map[string]int {
 		out[p] = r.status
 	}
 	return out
-}
-
-// startEdge runs a second edge, with its own Redis client, over the store
-// of the running standalone process.
-func startEdge(t *testing.T, info standalone.Info) (*edge.Server, string) {
-	t.Helper()
-	common, err := config.LoadCommon()
-	if err != nil {
-		t.Fatal(err)
-	}
-	common.DrainDelay = 0
-	cfg, err := edge.LoadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, err := store.ParseRedisURL(common.RedisURL.Reveal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(store.NewRedis(opts), info.Mint)
-	api, err := edge.New(common, info.Token, cfg, edge.Deps{Store: st, Demo: info.Demo,
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- api.RunOn(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("new edge stopped with %v", err)
-		}
-		_ = st.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return api, "http://" + ln.Addr().String()
 }

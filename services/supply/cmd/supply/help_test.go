@@ -1,35 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
+
+	"github.com/tokendata/tokendata/shared/testkit/clitest"
 )
 
 // TestHelpOnEverySubcommand: -h, --help and help work on the binary and on
-// each subcommand (usage on stdout, exit 0, nothing run); an unknown
-// subcommand or flag prints the usage on stderr and exits 2.
-func TestHelpOnEverySubcommand(t *testing.T) {
-	var out, errw bytes.Buffer
-	app.Stdout, app.Stderr = &out, &errw
-	defer func() { app.Stdout, app.Stderr = nil, nil }()
-	for _, args := range [][]string{
-		{"--help"}, {"-h"}, {"help"}, {"serve", "--help"}, {"serve", "-h"}, {"help", "serve"},
-		{"check", "--help"}, {"check", "-h"}, {"help", "check"},
-	} {
-		out.Reset()
-		errw.Reset()
-		if code := app.Run(context.Background(), args); code != 0 || errw.Len() > 0 ||
-			!strings.HasPrefix(out.String(), "Usage: supply") || !strings.Contains(out.String(), "docs/environment.md") {
-			t.Errorf("%q: exit %d, stderr %q, stdout:\n%s", args, code, errw.String(), out.String())
-		}
-	}
-	for _, args := range [][]string{{"bogus"}, {"--bogus"}, {"check", "--bogus"}, {"serve", "extra"}} {
-		out.Reset()
-		errw.Reset()
-		if code := app.Run(context.Background(), args); code != 2 || out.Len() > 0 || !strings.Contains(errw.String(), "Usage: supply") {
-			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s", args, code, out.String(), errw.String())
-		}
-	}
-}
+// each subcommand; an unknown subcommand or flag exits 2 with the usage.
+func TestHelpOnEverySubcommand(t *testing.T) { clitest.HelpOnEverySubcommand(t, app) }
