@@ -549,7 +549,8 @@ func waitWrite(notes <-chan string, domains []contract.Domain, d time.Duration) 
 }
 
 // checkEdge reads one path of the edge: 200, the whole body (as long as
-// Content-Length says), and a body of the path's form.
+// Content-Length says, or as the gzip trailer says), and a body of the
+// path's form.
 func checkEdge(client *http.Client, url string) error {
 	resp, err := client.Get(url)
 	if err != nil {
@@ -563,7 +564,10 @@ func checkEdge(client *http.Client, url string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, body)
 	}
-	if resp.ContentLength != int64(len(body)) {
+	// Go's client asks for gzip and decompresses it itself, dropping the
+	// length; then the gzip trailer (CRC-32 and size, checked by ReadAll
+	// above) proves the body whole instead.
+	if !resp.Uncompressed && resp.ContentLength != int64(len(body)) {
 		return fmt.Errorf("%d bytes of %d", len(body), resp.ContentLength)
 	}
 	return checkBody(url, resp.Header, body)
