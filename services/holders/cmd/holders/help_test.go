@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/tokendata/tokendata/shared/testkit/clitest"
+	"github.com/tokendata/tokendata/shared/cli/clitest"
 )
 
 // TestHelpOnEverySubcommand: -h, --help and help work on the binary and on

@@ -1,4 +1,4 @@
-// Package clitest checks a service binary's command line the same way for
+// Package clitest (tests only) checks a service binary's command line the same way for
 // every binary.
 package clitest
 
