@@ -15,7 +15,7 @@ import (
 )
 
 // simFixtures are the simulator's recorded wire shapes.
-const simFixtures = "../../shared/simulator/dexsim/testdata"
+var simFixtures = filepath.Join("..", "..", "shared", "simulator", "dexsim", "testdata")
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()

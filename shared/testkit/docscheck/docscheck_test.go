@@ -3,7 +3,7 @@
 // repository (and its #anchor to a heading of that file), every path a
 // Markdown file quotes as code exists, and nothing cites a document
 // outside the repository (the specification the project was first
-// written from, a ../shared/… above the root), which a user cloning the
+// written from, a path that climbs above the repository root), which a user cloning the
 // repository would not have.
 package docscheck
 
