@@ -36,12 +36,17 @@ const progressEvery = 1 << 14
 // progress, when set, is called with the number of accounts decoded so
 // far every few thousand accounts.
 //
+// The accounts are added to c on a goroutine of its own, in batches (see
+// counter); c is complete when DecodeProgramAccounts returns, and its
+// outcome is that of adding the accounts in order here.
+//
 // A JSON-RPC error object is returned as *RPCError. A stream that ends
 // early, breaks, or is not valid JSON is an error, and then c holds a
 // partial tally that the caller must discard.
 func DecodeProgramAccounts(r io.Reader, c *Count, progress func(accounts uint64)) (slot uint64, err error) {
 	s := newScanner(r)
-	d := gpaDecoder{s: s, c: c, progress: progress}
+	d := gpaDecoder{s: s, k: startCounter(c), progress: progress}
+	defer func() { err = d.k.finish(err) }()
 	err = s.response(func() error {
 		c, err := s.peek()
 		if err != nil {
@@ -238,7 +243,8 @@ func (s *scanner) accountOwner() (string, error) {
 
 type gpaDecoder struct {
 	s        *scanner
-	c        *Count
+	k        *counter
+	n        uint64 // accounts decoded
 	progress func(uint64)
 	raw      [48]byte
 }
@@ -302,8 +308,8 @@ func (d *gpaDecoder) accounts() error {
 		if err = d.keyedAccount(); err != nil {
 			return err
 		}
-		if d.progress != nil && d.c.TokenAccounts%progressEvery == 0 {
-			d.progress(d.c.TokenAccounts)
+		if d.progress != nil && d.n%progressEvery == 0 {
+			d.progress(d.n)
 		}
 		more, err = s.next(']')
 	}
@@ -347,7 +353,8 @@ func (d *gpaDecoder) keyedAccount() error {
 	case !gotData:
 		return s.syntax("an account without data")
 	}
-	return d.c.Add(&owner, amount)
+	d.n++
+	return d.k.add(&owner, amount)
 }
 
 // account parses the account object; only "data" is kept.

@@ -7,7 +7,9 @@
 // getProgramAccounts answers are streamed through a hand-written
 // incremental JSON decoder (DecodeProgramAccounts) into a compact owner
 // set (Count): the response is never held, and memory stays bounded at a
-// million accounts and more. Nodes that refuse getProgramAccounts are
+// million accounts and more. Decoding and inserting into the set run on
+// two goroutines, handing accounts over in a fixed set of batches
+// (pipeline.go). Nodes that refuse getProgramAccounts are
 // served by the paginated Helius DAS method getTokenAccounts
 // (HOLDERS_METHOD=das). A node that cannot enumerate, a broken or
 // truncated stream, or an RPC error is a failed run with its kind and

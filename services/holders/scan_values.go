@@ -3,6 +3,7 @@ package holders
 // The scanner's numbers, literals and skipping of whole values.
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 )
@@ -75,6 +76,17 @@ func (s *scanner) int() (int64, error) {
 
 // skipNumber consumes a JSON number, checking its grammar.
 func (s *scanner) skipNumber() error {
+	// The usual number of an account (lamports, rentEpoch, space) is an
+	// integer without sign or leading zero, whole in the window: its
+	// digits, then a byte that ends it.
+	if i := s.pos; i < s.end && s.buf[i] >= '1' && s.buf[i] <= '9' {
+		for i++; i < s.end && s.buf[i] >= '0' && s.buf[i] <= '9'; i++ {
+		}
+		if i < s.end && s.buf[i] != '.' && s.buf[i] != 'e' && s.buf[i] != 'E' {
+			s.pos = i
+			return nil
+		}
+	}
 	// states: 0 start, 1 after '-', 2 int digits (leading 0 -> 3),
 	// 4 after '.', 5 frac digits, 6 after e, 7 after e sign, 8 exp digits.
 	state := 0
@@ -179,7 +191,18 @@ func (s *scanner) skipDepth(depth int) error {
 }
 
 // hasControl reports a byte below 0x20, which JSON strings may not hold.
+// It tests eight bytes at a time (every string of an account is checked:
+// its keys, base64 data, owner and pubkey): a byte below 0x20 is one whose
+// subtraction of 0x20 borrows while its high bit is clear, exactly.
 func hasControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c < 0x20 {
 			return true
