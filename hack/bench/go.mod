@@ -14,6 +14,7 @@ require (
 	github.com/tokendata/tokendata/services/holders v0.0.0
 	github.com/tokendata/tokendata/shared v0.0.0
 	github.com/tokendata/tokendata/shared/simulator v0.0.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -78,7 +79,6 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 replace (

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNginxValue(t *testing.T) {
+	for v, ok := range map[string]bool{
+		`"Xu_lSngba8sMH8HngRgxGQ"`:        true,
+		"public, max-age=15, s-maxage=30": true,
+		"application/json; charset=utf-8": true,
+		"$request_id":                     false, // a variable, not a constant
+		`it's`:                            false,
+		`a\b`:                             false,
+	} {
+		q, err := nginxValue(v)
+		if (err == nil) != ok {
+			t.Errorf("nginxValue(%q): error %v, want ok=%v", v, err, ok)
+		}
+		if ok && q != "'"+v+"'" {
+			t.Errorf("nginxValue(%q) = %s", v, q)
+		}
+	}
+}
+
+// TestAccessLogRE: the static server takes the tier's log format and
+// access_log directive over whole, whether the log is on or off.
+func TestAccessLogRE(t *testing.T) {
+	const format = "\n    log_format tokendata escape=json '{\"time\":\"$time_iso8601\",'\n        '\"cache\":\"$upstream_cache_status\"}';"
+	for _, directive := range []string{"access_log /dev/stdout tokendata;", "access_log off;"} {
+		conf := "http {\n    server_tokens off;" + format + "\n    " + directive + "\n\n    proxy_cache_path /c levels=1:2 keys_zone=tokendata:10m;\n}"
+		got := accessLogRE.FindString(conf)
+		if !strings.HasPrefix(got, "\n    log_format tokendata") || !strings.HasSuffix(got, directive) {
+			t.Errorf("with %q: found %q", directive, got)
+		}
+	}
+}
+
+func TestAllocsParsed(t *testing.T) {
+	out := `goos: linux
+BenchmarkServe/identity/api/total-supply-2         	   20000	      4012 ns/op	    1160 B/op	       6 allocs/op
+BenchmarkServe/identity/api/price-2                	   20000	      5120 ns/op	    1160 B/op	       6 allocs/op
+BenchmarkServe/identity/api/market-data            	   20000	      5400 ns/op	       0 B/op	       0 allocs/op
+PASS`
+	got := map[string]string{}
+	for _, m := range reAllocs.FindAllStringSubmatch(out, -1) {
+		got[m[1]] = m[2]
+	}
+	want := map[string]string{"/api/total-supply": "6", "/api/price": "6", "/api/market-data": "0"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func TestWithoutGOWORK(t *testing.T) {
+	got := withoutGOWORK([]string{"PATH=/bin", "GOWORK=off", "HOME=/root"})
+	if strings.Join(got, " ") != "PATH=/bin HOME=/root" {
+		t.Errorf("withoutGOWORK: %v", got)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999.4: "999", 1000: "1,000", 33085.6: "33,086", 1234567: "1,234,567"} {
+		if got := thousands(v); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
