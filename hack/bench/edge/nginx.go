@@ -130,7 +130,10 @@ func startTier(nginx, helm, chart, dir, edgeAddr string) (string, *exec.Cmd, err
 			if time.Now().After(deadline) {
 				_ = cmd.Process.Kill()
 				_ = cmd.Wait()
-				return "", nil, fmt.Errorf("the cache tier does not answer %s with a HIT (last: %q, %v)", p, h.Get("X-Cache-Status"), err)
+				if err != nil {
+					return "", nil, fmt.Errorf("the cache tier does not answer %s: %w", p, err)
+				}
+				return "", nil, fmt.Errorf("the cache tier does not answer %s with a HIT (last: %q)", p, h.Get("X-Cache-Status"))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
