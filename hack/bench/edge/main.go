@@ -106,14 +106,20 @@ func waitHTTP(url string) error {
 
 type result struct {
 	rps, p50, p99 float64 // p50/p99 in ms
+	// cpu is the server's CPU time per request in µs (its process and
+	// its children: nginx's workers), which a loaded machine moves far
+	// less than throughput.
+	cpu float64
 }
 
 var (
-	reRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	reLat = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.000)?%\s+([0-9.]+)(us|ms|s)\s*$`)
+	reRPS      = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	reRequests = regexp.MustCompile(`([0-9]+) requests in`)
+	reLat      = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.000)?%\s+([0-9.]+)(us|ms|s)\s*$`)
 )
 
-func wrk(url string, d time.Duration, conns int) (result, error) {
+func wrk(url string, pid int, d time.Duration, conns int) (result, error) {
+	before := cpuTicks(pid)
 	out, err := exec.Command("wrk", "-t2", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(int(d.Seconds()))+"s",
 		"--latency", "--timeout", "5s", url).CombinedOutput()
 	if err != nil {
@@ -125,6 +131,11 @@ func wrk(url string, d time.Duration, conns int) (result, error) {
 		return r, fmt.Errorf("wrk output without Requests/sec:\n%s", out)
 	}
 	r.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	if n := reRequests.FindSubmatch(out); n != nil {
+		if reqs, _ := strconv.ParseFloat(string(n[1]), 64); reqs > 0 {
+			r.cpu = float64(cpuTicks(pid)-before) * 1e6 / clockTicks / reqs
+		}
+	}
 	for _, l := range reLat.FindAllSubmatch(out, -1) {
 		v, _ := strconv.ParseFloat(string(l[2]), 64)
 		switch string(l[3]) {
@@ -251,7 +262,7 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tierCmd.Process.Kill(); _ = tierCmd.Wait() }()
+	defer stopNginx(tierCmd)
 	tierConf, err := os.ReadFile(filepath.Join(dir, "tier", "nginx.conf"))
 	if err != nil {
 		return err
@@ -260,7 +271,7 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = staticCmd.Process.Kill(); _ = staticCmd.Wait() }()
+	defer stopNginx(staticCmd)
 	allocs, err := serveAllocs(root)
 	if err != nil {
 		return err
@@ -271,9 +282,10 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	fmt.Printf("minimal: a Gin handler writing a constant body of the same size; +headers: the same, also sending the headers the contract requires of a data answer\n")
 	fmt.Printf("tier: the chart's nginx config (helm template) in front of the edge, every request a cache HIT; static: Debian's nginx serving the same bytes from a file with the same headers and access log\n")
 	fmt.Printf("allocs/op: go test -bench 'Serve/identity' ./services/edge (the benchmark's own writer and header map included)\n\n")
-	fmt.Printf("%-20s %5s | %7s %6s %6s | %7s %6s %6s | %7s %6s %6s | %7s %6s %6s | %7s %6s %6s | %-11s | %-11s | %-11s | %s\n", "path", "bytes",
-		"edge", "p50", "p99", "minimal", "p50", "p99", "+headers", "p50", "p99", "tier", "p50", "p99", "static", "p50", "p99",
-		"edge/min", "edge/+hdr", "tier/static", "allocs/op")
+	fmt.Printf("cpu: the server's CPU time per request in µs (process and children), steadier than throughput on a loaded machine\n\n")
+	fmt.Printf("%-18s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %-17s | %-17s | %-17s | %s\n", "path", "bytes",
+		"edge", "p99", "cpu", "minimal", "p99", "cpu", "+headers", "p99", "cpu", "tier", "p99", "cpu", "static", "p99", "cpu",
+		"edge/min rps p99 cpu", "edge/+hdr", "tier/static", "allocs/op")
 	passMin, passHdr, passTier := true, true, true
 	var mdEdge, mdTier strings.Builder
 	for i, p := range paths {
@@ -281,11 +293,13 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 		// on a shared machine hits them alike; report medians.
 		targets := []string{"http://" + edgeAddr + p, "http://" + minAddr + p, "http://" + hdrAddr + p,
 			"http://" + tierAddr + p, "http://" + staticAddr + p}
+		pids := []int{edgeCmd.Process.Pid, servers[minAddr].Process.Pid, servers[hdrAddr].Process.Pid,
+			tierCmd.Process.Pid, staticCmd.Process.Pid}
 		res := make([][]result, len(targets))
 		for r := range rounds {
 			for k := range targets {
 				j := (k + r) % len(targets)
-				x, err := wrk(targets[j], d, conns)
+				x, err := wrk(targets[j], pids[j], d, conns)
 				if err != nil {
 					return err
 				}
@@ -293,14 +307,14 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 			}
 		}
 		e, m, h, t, st := median(res[0]), median(res[1]), median(res[2]), median(res[3]), median(res[4])
-		fmt.Printf("%-20s %5s | %7.0f %6.2f %6.2f | %7.0f %6.2f %6.2f | %7.0f %6.2f %6.2f | %7.0f %6.2f %6.2f | %7.0f %6.2f %6.2f | %5.3f %5.3f | %5.3f %5.3f | %5.3f %5.3f | %s\n",
-			p, sizes[i], e.rps, e.p50, e.p99, m.rps, m.p50, m.p99, h.rps, h.p50, h.p99, t.rps, t.p50, t.p99, st.rps, st.p50, st.p99,
-			e.rps/m.rps, e.p99/m.p99, e.rps/h.rps, e.p99/h.p99, t.rps/st.rps, t.p99/st.p99, allocs[p])
-		fmt.Fprintf(&mdEdge, "| %s | %s / %s | %s / %s | %s / %s | %.2f× / %.2f× | %.2f× / %.2f× | %s |\n", p,
-			thousands(e.rps), ms(e.p99), thousands(m.rps), ms(m.p99), thousands(h.rps), ms(h.p99),
-			e.rps/m.rps, e.p99/m.p99, e.rps/h.rps, e.p99/h.p99, allocs[p])
-		fmt.Fprintf(&mdTier, "| %s | %s / %s | %s / %s | %.2f× / %.2f× |\n", p,
-			thousands(t.rps), ms(t.p99), thousands(st.rps), ms(st.p99), t.rps/st.rps, t.p99/st.p99)
+		fmt.Printf("%-18s %5s | %7.0f %6.2f %5.1f | %7.0f %6.2f %5.1f | %7.0f %6.2f %5.1f | %7.0f %6.2f %5.1f | %7.0f %6.2f %5.1f | %5.2f %5.2f %5.2f | %5.2f %5.2f %5.2f | %5.2f %5.2f %5.2f | %s\n",
+			p, sizes[i], e.rps, e.p99, e.cpu, m.rps, m.p99, m.cpu, h.rps, h.p99, h.cpu, t.rps, t.p99, t.cpu, st.rps, st.p99, st.cpu,
+			e.rps/m.rps, e.p99/m.p99, e.cpu/m.cpu, e.rps/h.rps, e.p99/h.p99, e.cpu/h.cpu, t.rps/st.rps, t.p99/st.p99, t.cpu/st.cpu, allocs[p])
+		fmt.Fprintf(&mdEdge, "| %s | %s / %s / %.0f µs | %s / %s / %.0f µs | %s / %s / %.0f µs | %.2f× / %.2f× / %.2f× | %.2f× / %.2f× / %.2f× | %s |\n", p,
+			thousands(e.rps), ms(e.p99), e.cpu, thousands(m.rps), ms(m.p99), m.cpu, thousands(h.rps), ms(h.p99), h.cpu,
+			e.rps/m.rps, e.p99/m.p99, e.cpu/m.cpu, e.rps/h.rps, e.p99/h.p99, e.cpu/h.cpu, allocs[p])
+		fmt.Fprintf(&mdTier, "| %s | %s / %s / %.0f µs | %s / %s / %.0f µs | %.2f× / %.2f× / %.2f× |\n", p,
+			thousands(t.rps), ms(t.p99), t.cpu, thousands(st.rps), ms(st.p99), st.cpu, t.rps/st.rps, t.p99/st.p99, t.cpu/st.cpu)
 		passMin = passMin && e.rps/m.rps >= 0.9 && e.p99/m.p99 <= 1.2
 		passHdr = passHdr && e.rps/h.rps >= 0.95 && e.p99/h.p99 <= 1.1
 		passTier = passTier && t.rps/st.rps >= 0.9 && t.p99/st.p99 <= 1.2
@@ -312,8 +326,8 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	fmt.Printf("target tier vs static nginx (≥ 0.9× throughput, p99 ≤ 1.2×): %s\n", verdict(passTier))
 	fmt.Printf("edge vs the bare minimal handler (≥ 0.9× throughput, p99 ≤ 1.2×): %s (the difference is the contract's headers: compare +headers)\n", verdict(passMin))
 	fmt.Printf("\nREADME tables (Benchmarks):\n\n")
-	fmt.Printf("| path | edge rps / p99 | minimal rps / p99 | +headers rps / p99 | edge vs minimal | edge vs +headers | edge allocs/op |\n|---|---|---|---|---|---|---|\n%s\n", mdEdge.String())
-	fmt.Printf("| path | tier rps / p99 | static nginx rps / p99 | tier vs static |\n|---|---|---|---|\n%s", mdTier.String())
+	fmt.Printf("| path | edge rps / p99 / CPU | minimal rps / p99 / CPU | +headers rps / p99 / CPU | edge vs minimal | edge vs +headers | edge allocs/op |\n|---|---|---|---|---|---|---|\n%s\n", mdEdge.String())
+	fmt.Printf("| path | tier rps / p99 / CPU | static nginx rps / p99 / CPU | tier vs static |\n|---|---|---|---|\n%s", mdTier.String())
 	return nil
 }
 
@@ -389,6 +403,7 @@ func median(rs []result) result {
 		rps: pick(func(r result) float64 { return r.rps }),
 		p50: pick(func(r result) float64 { return r.p50 }),
 		p99: pick(func(r result) float64 { return r.p99 }),
+		cpu: pick(func(r result) float64 { return r.cpu }),
 	}
 }
 

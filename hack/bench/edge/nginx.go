@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -95,11 +96,24 @@ func startNginx(nginx, dir, conf, probe string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	if err := waitHTTP(probe); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		stopNginx(cmd)
 		return nil, err
 	}
 	return cmd, nil
+}
+
+// stopNginx stops nginx through its master (SIGTERM: fast shutdown) and
+// waits; a master killed outright would leave its workers running.
+func stopNginx(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // startTier runs the chart's nginx config in front of the edge and warms
@@ -128,8 +142,7 @@ func startTier(nginx, helm, chart, dir, edgeAddr string) (string, *exec.Cmd, err
 				break
 			}
 			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
+				stopNginx(cmd)
 				if err != nil {
 					return "", nil, fmt.Errorf("the cache tier does not answer %s: %w", p, err)
 				}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNginxValue(t *testing.T) {
@@ -67,5 +69,18 @@ func TestThousands(t *testing.T) {
 		if got := thousands(v); got != want {
 			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestCPUTicks: the CPU time of this process grows as it works.
+func TestCPUTicks(t *testing.T) {
+	before := cpuTicks(os.Getpid())
+	deadline := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	if after := cpuTicks(os.Getpid()); after <= before {
+		t.Errorf("cpuTicks %d then %d after 300 ms of work (%d loops)", before, after, x)
 	}
 }

@@ -4,6 +4,7 @@ package main
 // BenchmarkServe, the verdicts, and the README's number formats.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,3 +68,44 @@ func thousands(v float64) string {
 
 // ms formats a latency in milliseconds with one decimal.
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
+
+// clockTicks is USER_HZ, the unit of the CPU times of /proc/<pid>/stat
+// (100 on Linux).
+const clockTicks = 100
+
+// cpuTicks is the user and system CPU time of pid and of its children
+// (nginx's workers), in clock ticks; 0 when /proc cannot tell.
+func cpuTicks(pid int) int64 {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command is in parentheses and may hold spaces: fields count
+		// from the last ')'. After it: state ppid ... utime(12) stime(13).
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); n != pid && ppid != pid {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		total += u + s
+	}
+	return total
+}
