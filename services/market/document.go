@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -56,10 +57,6 @@ const Rule = "Pairs on chain solana where the token is the base or the quote tok
 	"The selected pair is the usable pair with the highest liquidity.usd (absent counts as 0); " +
 	"ties go to an official pair, then to the smaller address. " +
 	"Liquidity, volume and transactions sum every kept pair."
-
-// divDigits is the number of significant digits of a quotient (a price
-// where the token is the quote).
-const divDigits = 30
 
 // buildInput is what a document is built from besides the pairs.
 type buildInput struct {
@@ -268,9 +265,12 @@ func pricePair(p *contract.Pair, w *wirePair) {
 		return
 	}
 	// The token is the quote: priceUsd is the base token's USD price and
-	// priceNative the base token's price in our token.
+	// priceNative the base token's price in our token. Each quotient is
+	// published to the significant digits of its least precise input
+	// (1 is exact), as precise as the aggregator's figures make it
+	// (docs/decisions.md, Bodies).
 	if native != nil {
-		inv := quotient(decimal.NewFromInt(1), *native)
+		inv := quotient(decimal.NewFromInt(1), *native, amount.Significant(*native))
 		p.PriceQuote = &inv
 	}
 	switch {
@@ -281,7 +281,7 @@ func pricePair(p *contract.Pair, w *wirePair) {
 	case w.PriceUSD.Sign() <= 0:
 		p.Reason = ReasonPriceNotPositive
 	default:
-		q := quotient(*w.PriceUSD, *native)
+		q := quotient(*w.PriceUSD, *native, min(amount.Significant(*w.PriceUSD), amount.Significant(*native)))
 		switch {
 		case q.Sign() <= 0:
 			p.Reason = ReasonPriceNotPositive
@@ -293,18 +293,19 @@ func pricePair(p *contract.Pair, w *wirePair) {
 	}
 }
 
-// quotient is a / b (a ≥ 0, b > 0) rounded once to divDigits significant
-// digits, exact when the quotient has no more digits than that.
-func quotient(a, b decimal.Decimal) decimal.Decimal {
+// quotient is a / b (a ≥ 0, b > 0) rounded once, half up, to digits
+// significant digits, exact when the quotient has no more digits than
+// that.
+func quotient(a, b decimal.Decimal, digits int32) decimal.Decimal {
 	// lead is the number of digits before the point of x (negative for
 	// leading zeros after it): the power of ten above its leading digit.
 	lead := func(x decimal.Decimal) int { return int(x.Exponent()) + len(x.Coefficient().String()) }
 	mag := lead(a) - lead(b) // the quotient's lead is mag or mag+1
-	q := a.DivRound(b, int32(divDigits-mag-1))
+	q := a.DivRound(b, digits-int32(mag)-1)
 	if q.Sign() != 0 && lead(q) <= mag {
 		// The lead is mag: one digit short. Redo from a and b (not from
 		// q: that would round twice).
-		q = a.DivRound(b, int32(divDigits-mag))
+		q = a.DivRound(b, digits-int32(mag))
 	}
 	return q
 }

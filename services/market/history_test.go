@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
@@ -52,8 +53,8 @@ func TestPollAppendsTheMarketHistory(t *testing.T) {
 	m = h.poll()
 	want := map[contract.Measure]string{
 		contract.MeasurePriceUSD:     m.PriceUSD.String(),
-		contract.MeasureMarketCapUSD: m.PriceUSD.Mul(dec("987654321.123456")).String(),
-		contract.MeasureFDVUSD:       m.PriceUSD.Mul(dec("1000000000")).String(),
+		contract.MeasureMarketCapUSD: amount.RoundUSD(m.PriceUSD.Mul(dec("987654321.123456")), amount.Significant(*m.PriceUSD)).String(),
+		contract.MeasureFDVUSD:       amount.RoundUSD(m.PriceUSD.Mul(dec("1000000000")), amount.Significant(*m.PriceUSD)).String(),
 		contract.MeasureLiquidityUSD: m.LiquidityUSD.String(),
 		contract.MeasureVolume24hUSD: m.VolumeUSD.H24.String(),
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/buildinfo"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
@@ -127,7 +128,8 @@ func TestTokenAsQuote(t *testing.T) {
 	h := newHarness(t, setup{})
 	side := dexsim.Token{Address: "SideExampLe11111111111111111111111111111111", Name: "Side", Symbol: "SIDE"}
 	// SIDE costs 0.0421 USD and 3411.67 TDD: one TDD is 0.0421 / 3411.67
-	// USD (not a terminating decimal: 30 significant digits).
+	// USD (not a terminating decimal), published to the 3 significant
+	// digits of 0.0421, the least precise input.
 	q := pair(pairB, dexsim.Quote, side, "0.0421", "3411.67", 5000)
 	// A smaller base pair, to show the quote pair wins on liquidity.
 	b := pair(pairA, dexsim.Base, dexsim.WrappedSOL, "0.0000123", "0.00000008", 100)
@@ -136,17 +138,18 @@ func TestTokenAsQuote(t *testing.T) {
 	if m.Status != contract.MarketOK || m.Selected.Address != pairB || m.Selected.Side != contract.SideQuote {
 		t.Fatalf("selected %+v status %s", m.Selected, m.Status)
 	}
-	if want := "0.0000123399977137296397365513077173"; !eqDec(m.PriceUSD, want) {
-		t.Errorf("price_usd %s, want %s (30 significant digits)", m.PriceUSD, want)
+	if want := "0.0000123"; !eqDec(m.PriceUSD, want) {
+		t.Errorf("price_usd %s, want %s (3 significant digits, those of 0.0421)", m.PriceUSD, want)
 	}
-	if m.QuoteSymbol != "SIDE" || !eqDec(m.PriceQuote, "0.000293111584649160088754187831766") {
+	// 1 / 3411.67 to the 6 significant digits of 3411.67.
+	if m.QuoteSymbol != "SIDE" || !eqDec(m.PriceQuote, "0.000293112") {
 		t.Errorf("price in quote %s %s", m.PriceQuote, m.QuoteSymbol)
 	}
 	if c := m.PriceChange; c.M5 != nil || c.H1 != nil || c.H6 != nil || c.H24 != nil {
 		t.Errorf("price change of the base token reported as the token's: %+v", c)
 	}
-	// The simulator's exact price, to 20 decimals, agrees.
-	if got, want := m.PriceUSD.Round(20), dec(h.sim.Truth(mint).PriceUSDText); !got.Equal(want) {
+	// The simulator's exact price, to 3 significant digits, agrees.
+	if got, want := *m.PriceUSD, amount.RoundSignificant(dec(h.sim.Truth(mint).PriceUSDText), 3); !got.Equal(want) {
 		t.Errorf("price %s rounds to %s, truth %s", m.PriceUSD, got, want)
 	}
 	h.goldenEnvelope("token_as_quote")

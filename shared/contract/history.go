@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/tokendata/tokendata/shared/amount"
 )
 
 // Measure is one time series of the history.
@@ -325,7 +327,8 @@ func (s Sample) Validate() error {
 }
 
 // MarketSamples are the history samples of a market document, as the
-// edge publishes its figures: none unless a price is published (status
+// edge publishes its figures (at the display precision of
+// amount.RoundUSD): none unless a price is published (status
 // ok); then the price, the liquidity and the 24 h volume, the market cap
 // (price × circulating supply) when circulating is known, and the FDV
 // (price × maximum supply) when a maximum supply is disclosed. Both
@@ -343,14 +346,15 @@ func MarketSamples(m Market, circulating, maxSupply *decimal.Decimal) []Sample {
 		}
 	}
 	add(MeasurePriceUSD, *m.PriceUSD)
+	sig := amount.Significant(*m.PriceUSD)
 	if circulating != nil {
-		add(MeasureMarketCapUSD, m.PriceUSD.Mul(*circulating))
+		add(MeasureMarketCapUSD, amount.RoundUSD(m.PriceUSD.Mul(*circulating), sig))
 	}
 	if maxSupply != nil {
-		add(MeasureFDVUSD, m.PriceUSD.Mul(*maxSupply))
+		add(MeasureFDVUSD, amount.RoundUSD(m.PriceUSD.Mul(*maxSupply), sig))
 	}
-	add(MeasureLiquidityUSD, m.LiquidityUSD)
-	add(MeasureVolume24hUSD, m.VolumeUSD.H24)
+	add(MeasureLiquidityUSD, amount.RoundUSD(m.LiquidityUSD, 0))
+	add(MeasureVolume24hUSD, amount.RoundUSD(m.VolumeUSD.H24, 0))
 	return out
 }
 

@@ -13,7 +13,7 @@ func TestMarketSamples(t *testing.T) {
 	m := Market{Status: MarketOK, PriceUSD: d("0.005747"), LiquidityUSD: *d("997416.54"),
 		VolumeUSD: Windows[decimal.Decimal]{H24: *d("12345.60")}}
 	got := MarketSamples(m, d("987654321.123456"), d("1000000000"))
-	want := []Sample{{MeasurePriceUSD, "0.005747"}, {MeasureMarketCapUSD, "5676049.383496501632"},
+	want := []Sample{{MeasurePriceUSD, "0.005747"}, {MeasureMarketCapUSD, "5676000"},
 		{MeasureFDVUSD, "5747000"}, {MeasureLiquidityUSD, "997416.54"}, {MeasureVolume24hUSD, "12345.6"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("MarketSamples = %v\nwant %v", got, want)
