@@ -315,9 +315,9 @@ func TestRedisWrongPassword(t *testing.T) {
 	h := newHarness(t, rst)
 	h.refresh()
 	st := h.srv.statusReport()
-	if st.Checks.Redis.Status != statusDown || st.Checks.Redis.Error == nil ||
-		*st.Checks.Redis.Error != "REDIS_URL: authentication failed (wrong password?)" {
-		t.Errorf("redis check %+v", st.Checks.Redis)
+	if st.Checks.Store.Status != statusDown || st.Checks.Store.Error == nil ||
+		*st.Checks.Store.Error != "REDIS_URL: authentication failed (wrong password?)" {
+		t.Errorf("redis check %+v", st.Checks.Store)
 	}
 	if body := h.do(http.MethodGet, PathStatus).Body.String(); strings.Contains(body, "staple") || strings.Contains(body, "unreachable") {
 		t.Errorf("/api/status: %s", body)
@@ -369,8 +369,8 @@ func TestRedisDownAndBack(t *testing.T) {
 		t.Errorf("the snapshot changed while Redis was down")
 	}
 	st := h.srv.statusReport()
-	if st.Status != statusDegraded || st.Checks.Redis.Status != statusDown {
-		t.Errorf("status with Redis down: %s, redis %s", st.Status, st.Checks.Redis.Status)
+	if st.Status != statusDegraded || st.Checks.Store.Status != statusDown {
+		t.Errorf("status with Redis down: %s, redis %s", st.Status, st.Checks.Store.Status)
 	}
 	if !h.srv.Ready() {
 		t.Error("not ready while holding data")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -71,25 +72,53 @@ func (r *renderer) price() *response {
 }
 
 // valuation computes market cap (price × circulating supply) and FDV
-// (price × maximum supply) exactly, in decimal arithmetic. FDV is nil
-// when the issuer discloses no maximum supply.
+// (price × maximum supply) in decimal arithmetic, published at the
+// precision of the price: the supplies are exact, so the product has the
+// price's significant digits, and as a USD total no finer than cents
+// (amount.RoundUSD). FDV is nil when the issuer discloses no maximum
+// supply.
 func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.Number) {
 	if m == nil || m.PriceUSD == nil {
 		return nil, nil
 	}
+	sig := amount.Significant(*m.PriceUSD)
 	if sp != nil {
 		if c, err := decimal.NewFromString(string(sp.circulating.value)); err == nil {
-			n := num(m.PriceUSD.Mul(c))
-			mcap = &n
+			mcap = ptr(num(amount.RoundUSD(m.PriceUSD.Mul(c), sig)))
 		}
 	}
 	if whole, ok := r.maxSupplyWhole(); ok {
 		if mx, err := decimal.NewFromString(whole); err == nil {
-			n := num(m.PriceUSD.Mul(mx))
-			fdv = &n
+			fdv = ptr(num(amount.RoundUSD(m.PriceUSD.Mul(mx), sig)))
 		}
 	}
 	return mcap, fdv
+}
+
+// usdTotal is a sum of the aggregator's USD figures as published: to the
+// cent.
+func usdTotal(d decimal.Decimal) json.Number { return num(amount.RoundUSD(d, 0)) }
+
+// pairCounts are the pairs of a market document by what the rule did
+// with them: detected (every pair the aggregator listed), kept (counted
+// in the totals) and usable (candidates for the price).
+type pairCounts struct {
+	Detected int `json:"pairs_detected"`
+	Kept     int `json:"pairs_kept"`
+	Usable   int `json:"pairs_usable"`
+}
+
+func countPairs(m *contract.Market) pairCounts {
+	c := pairCounts{Detected: len(m.Pairs)}
+	for i := range m.Pairs {
+		if m.Pairs[i].Side != "" { // a pair the rule does not keep has no side
+			c.Kept++
+		}
+		if m.Pairs[i].Usable {
+			c.Usable++
+		}
+	}
+	return c
 }
 
 // marketDomains are the domains of the composite market bodies.
@@ -174,8 +203,8 @@ func (r *renderer) market() *response {
 		b.MarketStatus = ptr(m.Status)
 		b.PriceUSD = numPtr(m.PriceUSD)
 		b.PriceChange24hPercent = numPtr(m.PriceChange.H24)
-		b.LiquidityUSD = ptr(num(m.LiquidityUSD))
-		b.Volume24hUSD = ptr(num(m.VolumeUSD.H24))
+		b.LiquidityUSD = ptr(usdTotal(m.LiquidityUSD))
+		b.Volume24hUSD = ptr(usdTotal(m.VolumeUSD.H24))
 		b.Buys24h, b.Sells24h = ptr(m.Txns.H24.Buys), ptr(m.Txns.H24.Sells)
 		b.Txns24h = ptr(m.Txns.H24.Buys + m.Txns.H24.Sells)
 		if p := m.Selected; p != nil {
@@ -266,12 +295,16 @@ type marketDataBody struct {
 	Holders       *holdersSection                `json:"holders"`
 	Supply        *supplySection                 `json:"supply"`
 	MainPair      *pairBody                      `json:"main_pair"`
-	PairCount     *int                           `json:"pair_count"`
-	Sources       sourcesSection                 `json:"sources"`
-	Warnings      []contract.Warning             `json:"warnings"`
-	UpdatedAt     *string                        `json:"updated_at"`
-	Stale         bool                           `json:"stale"`
-	Missing       []string                       `json:"missing"`
+	PairsDetected *int                           `json:"pairs_detected"`
+	PairsKept     *int                           `json:"pairs_kept"`
+	PairsUsable   *int                           `json:"pairs_usable"`
+	// PairCount is the deprecated pairs_detected (removed in 3.0).
+	PairCount *int               `json:"pair_count"`
+	Sources   sourcesSection     `json:"sources"`
+	Warnings  []contract.Warning `json:"warnings"`
+	UpdatedAt *string            `json:"updated_at"`
+	Stale     bool               `json:"stale"`
+	Missing   []string           `json:"missing"`
 }
 
 func (r *renderer) source(d contract.Domain) *sourceSection {
@@ -310,15 +343,17 @@ func (r *renderer) marketData() *response {
 				ChangePercent: contract.Windows[*json.Number]{M5: numPtr(m.PriceChange.M5), H1: numPtr(m.PriceChange.H1),
 					H6: numPtr(m.PriceChange.H6), H24: numPtr(m.PriceChange.H24)}}
 		}
-		b.Liquidity = &liquiditySection{TotalUSD: num(m.LiquidityUSD)}
+		b.Liquidity = &liquiditySection{TotalUSD: usdTotal(m.LiquidityUSD)}
 		if m.Selected != nil {
 			b.Liquidity.MainPairUSD = numPtr(m.Selected.LiquidityUSD)
 		}
-		b.VolumeUSD = &contract.Windows[json.Number]{M5: num(m.VolumeUSD.M5), H1: num(m.VolumeUSD.H1),
-			H6: num(m.VolumeUSD.H6), H24: num(m.VolumeUSD.H24)}
+		b.VolumeUSD = &contract.Windows[json.Number]{M5: usdTotal(m.VolumeUSD.M5), H1: usdTotal(m.VolumeUSD.H1),
+			H6: usdTotal(m.VolumeUSD.H6), H24: usdTotal(m.VolumeUSD.H24)}
 		b.Transactions = &contract.Windows[txnsSection]{M5: txns(m.Txns.M5), H1: txns(m.Txns.H1),
 			H6: txns(m.Txns.H6), H24: txns(m.Txns.H24)}
 		b.MainPair = newPairBody(m.Selected)
+		pc := countPairs(m)
+		b.PairsDetected, b.PairsKept, b.PairsUsable = &pc.Detected, &pc.Kept, &pc.Usable
 		b.PairCount = ptr(len(m.Pairs))
 		b.Warnings = warnings(m.Warnings)
 	}
@@ -339,11 +374,13 @@ type pairDetail struct {
 	pairBody
 	PriceUSD     *json.Number `json:"price_usd"`
 	PriceQuote   *json.Number `json:"price_quote"`
-	VolumeUSD24h json.Number  `json:"volume_usd_24h"`
-	CreatedAt    *string      `json:"created_at"`
-	Labels       []string     `json:"labels"`
-	Usable       bool         `json:"usable"`
-	Reason       *string      `json:"reason"`
+	Volume24hUSD json.Number  `json:"volume_24h_usd"`
+	// VolumeUSD24h is the deprecated name of Volume24hUSD (removed in 3.0).
+	VolumeUSD24h json.Number `json:"volume_usd_24h"`
+	CreatedAt    *string     `json:"created_at"`
+	Labels       []string    `json:"labels"`
+	Usable       bool        `json:"usable"`
+	Reason       *string     `json:"reason"`
 }
 
 type officialPairBody struct {
@@ -360,11 +397,13 @@ type marketPairsBody struct {
 	Selected     *pairBody          `json:"selected"`
 	Official     []officialPairBody `json:"official"`
 	Pairs        []pairDetail       `json:"pairs"`
-	PairCount    int                `json:"pair_count"`
-	Warnings     []contract.Warning `json:"warnings"`
-	Source       contract.Source    `json:"source"`
-	UpdatedAt    string             `json:"updated_at"`
-	Stale        bool               `json:"stale"`
+	pairCounts
+	// PairCount is the deprecated pairs_detected (removed in 3.0).
+	PairCount int                `json:"pair_count"`
+	Warnings  []contract.Warning `json:"warnings"`
+	Source    contract.Source    `json:"source"`
+	UpdatedAt string             `json:"updated_at"`
+	Stale     bool               `json:"stale"`
 }
 
 func (r *renderer) marketPairs() *response {
@@ -374,7 +413,7 @@ func (r *renderer) marketPairs() *response {
 	}
 	in := r.info(contract.DomainMarket)
 	b := marketPairsBody{Mint: r.token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
-		Official: []officialPairBody{}, Pairs: []pairDetail{}, PairCount: len(m.Pairs), Warnings: warnings(m.Warnings),
+		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: warnings(m.Warnings),
 		Source: r.st.docs[contract.DomainMarket].env.Source, UpdatedAt: formatTime(in.updatedAt), Stale: in.stale}
 	for _, o := range m.Official {
 		b.Official = append(b.Official, officialPairBody{Address: o.Address, Found: o.Found, Selected: o.Selected,
@@ -383,7 +422,7 @@ func (r *renderer) marketPairs() *response {
 	for i := range m.Pairs {
 		p := &m.Pairs[i]
 		d := pairDetail{pairBody: *newPairBody(p), PriceUSD: numPtr(p.PriceUSD), PriceQuote: numPtr(p.PriceQuote),
-			VolumeUSD24h: num(p.VolumeUSD24h), Labels: p.Labels, Usable: p.Usable}
+			Volume24hUSD: num(p.VolumeUSD24h), VolumeUSD24h: num(p.VolumeUSD24h), Labels: p.Labels, Usable: p.Usable}
 		if d.Labels == nil {
 			d.Labels = []string{}
 		}

@@ -247,7 +247,10 @@ func (s *Server) accessLog() gin.HandlerFunc {
 			slog.String("route", route),
 			slog.String("path", path),
 			slog.Int("status", status),
-			slog.Duration("duration", time.Since(start)),
+			// duration_ms: milliseconds, to the microsecond, a number
+			// with its unit in its name (slog.Duration writes bare
+			// nanoseconds in JSON).
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.String("request_id", requestIDOf(c, ids)),
 			slog.Bool("sampled", status < 400),
@@ -307,6 +310,8 @@ func healthPrefix() []byte {
 		Version string `json:"version"`
 		Commit  string `json:"commit"`
 	}{buildinfo.Version, buildinfo.Commit})
-	return []byte(`{"status":"ok","version":"` + APIVersion + `","portal_version":` + strconv.Itoa(PortalVersion) +
+	// version is the deprecated name of api_version (removed in 3.0).
+	return []byte(`{"status":"ok","api_version":"` + APIVersion + `","version":"` + APIVersion +
+		`","portal_version":` + strconv.Itoa(PortalVersion) +
 		`,"build":` + string(build) + `,"uptime_seconds":`)
 }

@@ -272,9 +272,15 @@ func newError(status int, code, message string, retryAfter time.Duration) *respo
 // allowedMethods is the Allow header of every route.
 const allowedMethods = "GET, HEAD, OPTIONS"
 
-// formatTime is the one time format of bodies and X-Data-Updated-At:
-// RFC 3339 in UTC with the stored precision (milliseconds at most).
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout is the one time format of bodies and X-Data-Updated-At: RFC
+// 3339 in UTC with exactly three fraction digits (2025-06-01T11:59:30.000Z).
+// One width everywhere: the same instant is the same string in every
+// body and header, and strings sort as times.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// formatTime writes t in timeLayout, truncated to the millisecond (the
+// precision of every stored time).
+func formatTime(t time.Time) string { return t.UTC().Truncate(time.Millisecond).Format(timeLayout) }
 
 // write sends r in the coding the request's Accept-Encoding picks among
 // those r has: headers, then the body unless the request is HEAD or the

@@ -23,7 +23,9 @@ const (
 )
 
 type statusBody struct {
-	Status        string       `json:"status"`
+	Status     string `json:"status"`
+	APIVersion string `json:"api_version"`
+	// Version is the deprecated name of APIVersion (removed in 3.0).
 	Version       string       `json:"version"`
 	PortalVersion int          `json:"portal_version"`
 	Mode          string       `json:"mode"`
@@ -34,11 +36,15 @@ type statusBody struct {
 }
 
 type statusChecks struct {
-	Redis            storeCheck                `json:"redis"`
+	// Store is the store, whatever its backend (redis or memory).
+	Store            storeCheck                `json:"store"`
 	Domains          map[string]domainCheck    `json:"domains"`
 	Collectors       map[string]collectorCheck `json:"collectors"`
 	LedgerRPC        upstreamCheck             `json:"ledger_rpc"`
 	MarketAggregator upstreamCheck             `json:"market_aggregator"`
+	// Redis is the deprecated name of Store (removed in 3.0): the same
+	// object, also when the backend is memory.
+	Redis storeCheck `json:"redis"`
 }
 
 type storeCheck struct {
@@ -120,7 +126,7 @@ func (s *Server) statusReport() statusBody {
 	if p := s.statuses.Load(); p != nil {
 		statuses = *p
 	}
-	b := statusBody{Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: s.token.Mint,
+	b := statusBody{APIVersion: APIVersion, Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: s.token.Mint,
 		CheckedAt: formatTime(now), Problems: []string{},
 		Checks: statusChecks{Domains: map[string]domainCheck{}, Collectors: map[string]collectorCheck{}}}
 	if s.demo {
@@ -137,7 +143,7 @@ func (s *Server) statusReport() statusBody {
 		}
 		problem("store: " + h.err + "; serving the last snapshot")
 	}
-	b.Checks.Redis = rc
+	b.Checks.Store, b.Checks.Redis = rc, rc
 
 	// domains
 	for _, d := range contract.Domains {

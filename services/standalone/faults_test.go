@@ -90,7 +90,7 @@ type statusReport struct {
 	Status   string   `json:"status"`
 	Problems []string `json:"problems"`
 	Checks   struct {
-		Redis   struct{ Status string } `json:"redis"`
+		Store   struct{ Status string } `json:"store"`
 		Domains map[string]struct {
 			Status string `json:"status"`
 			Stale  bool   `json:"stale"`
@@ -248,9 +248,9 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 		}
 		// unknown until its first read of the store has failed, down after
 		switch s := readStatus(t, fresh); {
-		case s.Status != "down" || s.Checks.Redis.Status != "down" && s.Checks.Redis.Status != "unknown":
-			t.Fatalf("/api/status of the edge started during the outage: %s, redis %s; want down, down", s.Status, s.Checks.Redis.Status)
-		case s.Checks.Redis.Status == "down":
+		case s.Status != "down" || s.Checks.Store.Status != "down" && s.Checks.Store.Status != "unknown":
+			t.Fatalf("/api/status of the edge started during the outage: %s, store %s; want down, down", s.Status, s.Checks.Store.Status)
+		case s.Checks.Store.Status == "down":
 			newEdgeChecked = true
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -275,7 +275,7 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 		t.Error("/api/holders said stale an hour early")
 	}
 	s := readStatus(t, old)
-	if s.Status != "degraded" || s.Checks.Redis.Status != "down" || !s.has("market: stale (older than its stale-after)") ||
+	if s.Status != "degraded" || s.Checks.Store.Status != "down" || !s.has("market: stale (older than its stale-after)") ||
 		!s.has("supply: stale (older than its stale-after)") || !s.has("store: store unreachable or timed out; serving the last snapshot") {
 		t.Errorf("/api/status of the running edge at the end of the outage: %s %q", s.Status, s.Problems)
 	}
