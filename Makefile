@@ -10,7 +10,10 @@ SERVICES := edge supply market holders standalone
 BIN := $(CURDIR)/.bin
 TOOLS_MOD := $(CURDIR)/hack/tools/go.mod
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION is the release (hack/version.sh: the tag, else the VERSION file's
+# with +dev), COMMIT the short commit: build.version of /api/health is never
+# the bare commit.
+VERSION ?= $(shell hack/version.sh 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w \
 	-X github.com/tokendata/tokendata/shared/buildinfo.Version=$(VERSION) \

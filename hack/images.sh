@@ -13,9 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REGISTRY="${REGISTRY:-ghcr.io/tokendata}"
-VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}"
+VERSION="${VERSION:-$(hack/version.sh 2>/dev/null || echo dev)}"
 COMMIT="${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-TAG="${TAG:-$VERSION}"
+TAG="${TAG:-${VERSION//+/-}}" # an image tag has no "+"
 PUSH="${PUSH:-}"
 PLATFORMS="${PLATFORMS:-}"
 
