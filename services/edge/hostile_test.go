@@ -309,6 +309,22 @@ func TestLogFloodOverTheWire(t *testing.T) {
 	if n != h.srv.cfg.AccessLogRate {
 		t.Errorf("3,000 404s at debug level wrote %d request lines, want %d", n, h.srv.cfg.AccessLogRate)
 	}
+	// Each line's duration has its unit in its name: a number of
+	// milliseconds (services/edge/API.md, Logs).
+	var first string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, `"msg":"request"`) {
+			first = l
+			break
+		}
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(first), &line); err != nil {
+		t.Fatal(err)
+	}
+	if ms, ok := line["duration_ms"].(float64); !ok || ms < 0 || ms > 60_000 || line["duration"] != nil {
+		t.Errorf("access log line without duration_ms in milliseconds: %s", first)
+	}
 }
 
 // TestRequestIDNeverOnCacheable (issue 12.8): the client's X-Request-Id
