@@ -73,6 +73,7 @@ func (s Set) Check() error {
 		s.CheckContainers(),
 		s.CheckServiceAccounts(),
 		s.CheckSelectors(),
+		s.CheckPodTemplateLabels(),
 		s.CheckDisruptionAndScaling(),
 		s.CheckSecrets(),
 		s.CheckNetworkPolicies(),
@@ -185,8 +186,10 @@ func (s Set) CheckSelectors() error {
 			sel, tmpl = t.Spec.Selector, t.Spec.Template.Labels
 		case *appsv1.StatefulSet:
 			sel, tmpl = t.Spec.Selector, t.Spec.Template.Labels
-			if _, ok := s.Get("Service", t.Spec.ServiceName); !ok {
+			if svc, ok := s.Get("Service", t.Spec.ServiceName); !ok {
 				errs = append(errs, fmt.Errorf("%s: serviceName %q is not rendered", o, t.Spec.ServiceName))
+			} else if svc.Typed.(*corev1.Service).Spec.ClusterIP != corev1.ClusterIPNone {
+				errs = append(errs, fmt.Errorf("%s: serviceName %q is not a headless Service (clusterIP: None)", o, t.Spec.ServiceName))
 			}
 		default:
 			continue
@@ -403,4 +406,26 @@ func ptrOr(p *int32, def int32) int32 {
 		return def
 	}
 	return *p
+}
+
+// releaseLabels change with every chart release without anything in the
+// pods changing: on a pod template they would restart every pod (Redis
+// on its emptyDir included) at each chart upgrade.
+var releaseLabels = []string{"helm.sh/chart", "app.kubernetes.io/version"}
+
+// CheckPodTemplateLabels: no pod template (hook pods aside) carries a
+// label that changes with the chart's version.
+func (s Set) CheckPodTemplateLabels() error {
+	var errs []error
+	for _, p := range s.pods() {
+		if p.isHook {
+			continue
+		}
+		for _, l := range releaseLabels {
+			if _, ok := p.labels[l]; ok {
+				errs = append(errs, fmt.Errorf("%s: pod template label %s changes with every chart release (restarts the pods)", p.owner, l))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current chart")
@@ -104,6 +105,10 @@ func TestCIValues(t *testing.T) {
 	}
 }
 
+// authChecksum matches the pod annotation derived from the generated
+// Redis password.
+var authChecksum = regexp.MustCompile(`(?m)^(\s+checksum/redis-auth: )[0-9a-f]{64}$`)
+
 // secretData matches the values under a Secret's data (generated
 // passwords change on every render).
 var secretData = regexp.MustCompile(`(?m)^(  [A-Za-z0-9_.-]+: )"?[A-Za-z0-9+/=]{8,}"?$`)
@@ -119,6 +124,7 @@ func normalize(stream []byte) []byte {
 		if i := bytes.Index(y, []byte("\ndata:\n")); i >= 0 && secretKind.Match(y) {
 			y = append(y[:i:i], secretData.ReplaceAll(y[i:], []byte(`${1}"<generated>"`))...)
 		}
+		y = authChecksum.ReplaceAll(y, []byte(`${1}<generated>`))
 		b.WriteString("---")
 		b.Write(y)
 	}
@@ -268,7 +274,15 @@ func TestPoliciesCatch(t *testing.T) {
 			tr := true
 			edge(s).Spec.Template.Spec.AutomountServiceAccountToken = &tr
 		},
-		"selector mismatch": func(s Set) { edge(s).Spec.Template.Labels["app.kubernetes.io/component"] = "other" },
+		"selector mismatch":   func(s Set) { edge(s).Spec.Template.Labels["app.kubernetes.io/component"] = "other" },
+		"chart label on pods": func(s Set) { edge(s).Spec.Template.Labels["helm.sh/chart"] = "tokendata-0.1.0" },
+		"serviceName not headless": func(s Set) {
+			o, ok := s.Get("Service", "t-tokendata-redis-headless")
+			if !ok {
+				t.Fatal("no headless Redis Service")
+			}
+			o.Typed.(*corev1.Service).Spec.ClusterIP = ""
+		},
 		"replicas under HPA": func(s Set) {
 			n := int32(3)
 			edge(s).Spec.Replicas = &n
@@ -353,8 +367,18 @@ func TestConditionals(t *testing.T) {
 			if !has(s, "StatefulSet", "t-tokendata-redis") || !has(s, "Secret", "t-tokendata-redis") {
 				t.Error("no in-chart Redis with its Secret")
 			}
-			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_URL"); e.Value != "redis://:$(REDIS_PASSWORD)@t-tokendata-redis:6379/0" {
+			// The password apart from the URL: any character works.
+			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_URL"); e.Value != "redis://t-tokendata-redis:6379/0" {
 				t.Errorf("edge REDIS_URL = %q", e.Value)
+			}
+			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_PASSWORD"); e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "t-tokendata-redis" {
+				t.Errorf("edge REDIS_PASSWORD = %+v, want from the Secret", e)
+			}
+			for _, c := range []string{"edge", "supply", "market", "holders"} {
+				d, _ := s.Get("Deployment", "t-tokendata-"+c)
+				if d.Typed.(*appsv1.Deployment).Spec.Template.Annotations["checksum/redis-auth"] == "" {
+					t.Errorf("%s: no checksum/redis-auth: a password change would not roll it", c)
+				}
 			}
 			if _, ok := env(t, s, "t-tokendata-edge", "SOLANA_RPC_URL"); ok {
 				t.Error("the edge gets an RPC URL")
@@ -484,8 +508,21 @@ func TestConditionals(t *testing.T) {
 				t.Error("a Secret is generated although one exists")
 			}
 			st, _ := s.Get("StatefulSet", "t-tokendata-redis")
-			if len(st.Typed.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates) != 1 {
-				t.Error("no volumeClaimTemplate")
+			sts := st.Typed.(*appsv1.StatefulSet)
+			if len(sts.Spec.VolumeClaimTemplates) != 0 {
+				t.Error("volumeClaimTemplates (immutable: persistence could not be switched on an existing release)")
+			}
+			claim := ""
+			for _, v := range sts.Spec.Template.Spec.Volumes {
+				if v.Name == "data" && v.PersistentVolumeClaim != nil {
+					claim = v.PersistentVolumeClaim.ClaimName
+				}
+			}
+			pvc, ok := s.Get("PersistentVolumeClaim", "t-tokendata-redis-data")
+			if !ok || claim != "t-tokendata-redis-data" {
+				t.Errorf("data volume from claim %q, claim rendered %v", claim, ok)
+			} else if pvc.Typed.(*corev1.PersistentVolumeClaim).Annotations["helm.sh/resource-policy"] != "keep" {
+				t.Error("the claim is not kept by Helm when persistence is turned off")
 			}
 			if e, _ := env(t, s, "t-tokendata-edge", "REDIS_PASSWORD"); e.ValueFrom.SecretKeyRef.Name != "mine" {
 				t.Error("REDIS_PASSWORD not from the existing Secret")
@@ -573,6 +610,62 @@ func TestRefusals(t *testing.T) {
 				t.Log(err)
 			}
 		})
+	}
+}
+
+// TestRefusalsSay: values that render but the API server would refuse (or
+// that would silently do something else) stop the render, and the message
+// names the value and what to do. The schema catches some first (its
+// message names the key), the templates' checks the rest.
+func TestRefusalsSay(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"hpa min above max", []string{"--set", "edge.autoscaling.minReplicas=5", "--set", "edge.autoscaling.maxReplicas=3"},
+			"edge.autoscaling: minReplicas (5) is greater than maxReplicas (3)"},
+		{"cache hpa min above max", []string{"--set", "cache.autoscaling.enabled=true", "--set", "cache.autoscaling.minReplicas=4", "--set", "cache.autoscaling.maxReplicas=2"},
+			"cache.autoscaling: minReplicas (4)"},
+		{"commonLabels sets a selector label", []string{"--set", "commonLabels.app\\.kubernetes\\.io/name=other"},
+			"commonLabels"},
+		{"podLabels sets a selector label", []string{"--set", "edge.podLabels.app\\.kubernetes\\.io/component=x"},
+			"podLabels"},
+		{"redis podLabels sets the instance", []string{"--set", "redis.podLabels.app\\.kubernetes\\.io/instance=x"},
+			"podLabels"},
+		{"pdb maxUnavailable 0", []string{"--set", "edge.pdb.maxUnavailable=0"},
+			"maxUnavailable"},
+		{"pdb maxUnavailable 0%", []string{"--set", "cache.pdb.maxUnavailable=0%"},
+			"maxUnavailable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := chart.Template(tc.args...)
+			if err == nil {
+				t.Fatalf("helm template %v renders", tc.args)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("the error does not say %q:\n%v", tc.want, err)
+			}
+		})
+	}
+	// What the checks let through: maxUnavailable 1 and a percentage.
+	for _, v := range []string{"1", "25%"} {
+		out, err := chart.Template("--set", "edge.pdb.maxUnavailable="+v, "--set", "edge.autoscaling.enabled=false")
+		if err != nil {
+			t.Fatalf("maxUnavailable %s: %v", v, err)
+		}
+		objs, err := decoder.DecodeAll(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdb, ok := Set(objs).Get("PodDisruptionBudget", "t-tokendata-edge")
+		if !ok {
+			t.Fatal("no PodDisruptionBudget")
+		}
+		if got := pdb.Typed.(*policyv1.PodDisruptionBudget).Spec.MaxUnavailable; got == nil || got.String() != v {
+			t.Errorf("maxUnavailable %s rendered as %v", v, got)
+		}
 	}
 }
 

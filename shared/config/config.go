@@ -63,6 +63,11 @@ type Common struct {
 	// RedisURL is redis://, rediss://, a cluster or a Sentinel URL (secret:
 	// it may carry a password). Empty: standalone uses its in-memory store.
 	RedisURL Secret `doc:"redis://, rediss://, Cluster (redis://a:1?addr=b:2) or redis-sentinel://[:pass@]h1:26379,h2:26379/master[/db]. Secret. Required by the cluster services; unset, standalone keeps everything in memory." env:"REDIS_URL" empty:"unset it for the in-memory store (standalone only), or give a redis:// URL"`
+	// RedisPassword is the Redis password apart from the URL, so that a
+	// password with URL-reserved characters (/ # ? % @ :) needs no escaping:
+	// the Helm chart passes it from a Secret this way. It wins over a
+	// password in REDIS_URL.
+	RedisPassword Secret `doc:"Password of Redis (of the data nodes with a Sentinel URL), given apart from REDIS_URL so that any character works unescaped; wins over a password in REDIS_URL. Secret." env:"REDIS_PASSWORD" empty:"unset it to use the password in REDIS_URL (or none), or give the password"`
 	// HTTPAddr is the public API listener (edge, standalone).
 	HTTPAddr string `doc:"Listener of the public API (edge, standalone)." env:"HTTP_ADDR" envDefault:":8080"`
 	// OpsAddr is the metrics and probes listener (pprof too with OpsPprof).
@@ -111,7 +116,8 @@ func (c Common) LogValue() slog.Value {
 		slog.Any("solana_rpc_url", c.SolanaRPCURL), slog.Any("holders_rpc_url", c.HoldersRPC()),
 		slog.String("holders_method", c.HoldersMethod),
 		slog.String("dexscreener_url", c.DexScreenerURL), slog.String("geckoterminal_url", c.GeckoTerminalURL),
-		slog.Any("redis_url", c.RedisURL), slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
+		slog.Any("redis_url", c.RedisURL), slog.Any("redis_password", c.RedisPassword),
+		slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
 		slog.Bool("ops_pprof", c.OpsPprof),
 		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),

@@ -91,6 +91,9 @@ func OpenStore(c config.Common, mint string) (st *store.Store, backend string, e
 	if err != nil {
 		return nil, "", fmt.Errorf("config: REDIS_URL: %s", config.Redact(err.Error(), c.RedisURL))
 	}
+	if c.RedisPassword != "" {
+		opts.Password = c.RedisPassword.Reveal()
+	}
 	st = store.New(store.NewRedis(opts), mint, retention)
 	ctx, cancel := context.WithTimeout(context.Background(), storeCheckTimeout)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,41 @@ func TestSetupRefusesRedisCredentials(t *testing.T) {
 		t.Fatalf("the right password: %v", err)
 	}
 	p.Close()
+	// REDIS_PASSWORD wins over the URL's password.
+	t.Setenv("REDIS_URL", "redis://:wrong-staple@"+srv.Addr())
+	t.Setenv("REDIS_PASSWORD", "wrong-staple-too")
+	if p, err := Setup("market", io.Discard); err == nil {
+		p.Close()
+		t.Error("a wrong REDIS_PASSWORD was not used")
+	}
+}
+
+// TestRedisPasswordApart: REDIS_PASSWORD carries a password with every
+// character URL syntax reserves, unescaped, as the Helm chart passes it
+// from a Secret; the same characters pasted into REDIS_URL break the URL.
+func TestRedisPasswordApart(t *testing.T) {
+	const password = "p/a#s?s%w@o:r d&=+;$!*'()[],~`\\\"^{}|<>"
+	srv := redistest.StartWithPassword(t, password)
+	t.Setenv("TOKEN_MINT", config.DemoMint)
+	t.Setenv("TOKEN_MAX_SUPPLY", config.DemoMaxSupply)
+	t.Setenv("REDIS_URL", "redis://"+srv.Addr()+"/0")
+	t.Setenv("REDIS_PASSWORD", password)
+	p, err := Setup("market", io.Discard)
+	if err != nil {
+		t.Fatalf("REDIS_PASSWORD with special characters: %v", err)
+	}
+	if err := p.Store.Ping(context.Background()); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	p.Close()
+	if err := os.Unsetenv("REDIS_PASSWORD"); err != nil { // t.Setenv restores it
+		t.Fatal(err)
+	}
+	t.Setenv("REDIS_URL", "redis://:"+password+"@"+srv.Addr()+"/0")
+	if p, err := Setup("market", io.Discard); err == nil {
+		p.Close()
+		t.Error("the password pasted unescaped into REDIS_URL worked: the test's premise is wrong")
+	}
 }
 
 // TestOpsServerLimits: the ops listener has timeouts, serves pprof only

@@ -45,6 +45,66 @@ app.kubernetes.io/part-of: tokendata
 {{- end }}
 {{- end -}}
 
+{{/*
+Labels of one component's pod template: (dict "root" $ "component" "edge"
+"podLabels" .Values.edge.podLabels). Only labels that change with what the
+pods run: no helm.sh/chart nor app.kubernetes.io/version, which change with
+every chart release and would restart every pod (Redis included, whose
+emptyDir then loses its data) without anything in the pods having changed.
+*/}}
+{{- define "tokendata.podLabels" -}}
+{{ include "tokendata.selectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: tokendata
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- with .podLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The labels the chart sets itself, which commonLabels and podLabels must not
+set: the selector labels (a Deployment's selector is immutable, and a pod
+label that differs from it leaves the pods unselected) and the other
+labels the chart owns (a duplicate key is invalid YAML).
+*/}}
+{{- define "tokendata.reservedLabels" -}}
+{{- list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "app.kubernetes.io/version" "helm.sh/chart" | toJson -}}
+{{- end -}}
+
+{{/*
+Checks across values that the schema cannot express, before anything is
+rendered: each fails the render with what to change.
+*/}}
+{{- define "tokendata.validate" -}}
+{{- $reserved := include "tokendata.reservedLabels" . | fromJsonArray -}}
+{{- range $k, $_ := .Values.commonLabels -}}
+{{- if has $k $reserved -}}
+{{- fail (printf "commonLabels.%s: the chart sets this label itself (selector and ownership labels cannot be overridden); use another key" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- range $component := list "edge" "supply" "market" "holders" "cache" "redis" -}}
+{{- $c := index $.Values $component -}}
+{{- range $k, $_ := $c.podLabels -}}
+{{- if has $k $reserved -}}
+{{- fail (printf "%s.podLabels.%s: the chart sets this label itself (selector and ownership labels cannot be overridden); use another key" $component $k) -}}
+{{- end -}}
+{{- end -}}
+{{- with $c.autoscaling -}}
+{{- if and .enabled (gt (int .minReplicas) (int .maxReplicas)) -}}
+{{- fail (printf "%s.autoscaling: minReplicas (%d) is greater than maxReplicas (%d); the API server refuses such a HorizontalPodAutoscaler" $component (int .minReplicas) (int .maxReplicas)) -}}
+{{- end -}}
+{{- end -}}
+{{- with $c.pdb -}}
+{{- if and .enabled (not (kindIs "invalid" .maxUnavailable)) (or (eq (toString .maxUnavailable) "0") (eq (toString .maxUnavailable) "0%")) -}}
+{{- fail (printf "%s.pdb.maxUnavailable: 0 would block every voluntary eviction (node drains never finish); set 1 or more, or set it to null and use minAvailable, or disable the PodDisruptionBudget" $component) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Selector labels of one component: (dict "root" $ "component" "edge"). */}}
 {{- define "tokendata.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "tokendata.name" .root }}
@@ -118,10 +178,12 @@ seccompProfile:
 {{- end -}}
 
 {{/*
-REDIS_URL (and what it needs first) for every Go service. In-chart Redis:
-the password comes from its Secret and Kubernetes substitutes it into the
-URL in the container, so it is never rendered. External Redis: the whole
-URL from an existing Secret, or a URL without credentials.
+REDIS_URL and REDIS_PASSWORD for every Go service. In-chart Redis: the
+password comes from its Secret as REDIS_PASSWORD, apart from the URL, so
+that any character works unescaped (a password pasted into a URL breaks on
+/ # ? % @ :) and it is never rendered. External Redis: the whole URL from
+an existing Secret (optionally with the password apart from it, in
+externalRedis.passwordKey), or a URL without credentials.
 */}}
 {{- define "tokendata.redisEnv" -}}
 {{- if .Values.redis.enabled }}
@@ -131,13 +193,20 @@ URL from an existing Secret, or a URL without credentials.
       name: {{ include "tokendata.redisSecretName" . }}
       key: {{ .Values.redis.auth.existingSecretKey }}
 - name: REDIS_URL
-  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:%d/0" (include "tokendata.redisName" .) (int .Values.redis.port) | quote }}
+  value: {{ printf "redis://%s:%d/0" (include "tokendata.redisName" .) (int .Values.redis.port) | quote }}
 {{- else if .Values.externalRedis.existingSecret }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.externalRedis.existingSecret }}
       key: {{ .Values.externalRedis.existingSecretKey }}
+{{- with .Values.externalRedis.existingSecretPasswordKey }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $.Values.externalRedis.existingSecret }}
+      key: {{ . }}
+{{- end }}
 {{- else if .Values.externalRedis.url }}
 {{- if contains "@" .Values.externalRedis.url }}
 {{- fail "externalRedis.url must not carry credentials: put the whole URL in a Secret and set externalRedis.existingSecret" }}
@@ -147,6 +216,40 @@ URL from an existing Secret, or a URL without credentials.
 {{- else }}
 {{- fail "Redis: enable redis.enabled, or set externalRedis.existingSecret or externalRedis.url" }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The in-chart Redis password, when the chart can know it: from
+redis.auth.existingSecret (read from the cluster by `helm install/upgrade`;
+unknown to `helm template`), or the chart's own Secret (kept across
+upgrades; a new random one on the first install and on every `helm
+template`). Empty when unknown.
+*/}}
+{{- define "tokendata.redisPassword" -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "tokendata.redisSecretName" .) -}}
+{{- if and $secret $secret.data (hasKey $secret.data .Values.redis.auth.existingSecretKey) -}}
+{{- index $secret.data .Values.redis.auth.existingSecretKey | b64dec -}}
+{{- else if not .Values.redis.auth.existingSecret -}}
+{{- $cache := .Values.redis.auth -}}
+{{- if not (hasKey $cache "__generated") -}}
+{{- $_ := set $cache "__generated" (randAlphaNum 32) -}}
+{{- end -}}
+{{- $cache.__generated -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Pod annotation that rolls the pods when the Redis password changes: a
+digest of it (salted with the release, so the annotation tells nothing
+about the password). Empty (no annotation) when the chart cannot know the
+password (an existing Secret under `helm template`).
+*/}}
+{{- define "tokendata.redisAuthChecksum" -}}
+{{- if .Values.redis.enabled -}}
+{{- with include "tokendata.redisPassword" . -}}
+{{- printf "%s/%s/%s" $.Release.Namespace $.Release.Name . | sha256sum -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The token file's ConfigMap name, or the user's. */}}

@@ -57,10 +57,7 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "tokendata.componentLabels" $sel | nindent 8 }}
-        {{- with $c.podLabels }}
-        {{- toYaml . | nindent 8 }}
-        {{- end }}
+        {{- include "tokendata.podLabels" (merge (dict "podLabels" $c.podLabels) $sel) | nindent 8 }}
       {{- $ann := merge (dict) (default (dict) .checksums) (default (dict) $c.podAnnotations) }}
       {{- with $ann }}
       annotations:
@@ -171,7 +168,7 @@ metadata:
   labels:
     {{- include "tokendata.componentLabels" $sel | nindent 4 }}
 spec:
-  {{- if $c.pdb.maxUnavailable }}
+  {{- if not (kindIs "invalid" $c.pdb.maxUnavailable) }}
   maxUnavailable: {{ $c.pdb.maxUnavailable }}
   {{- else }}
   minAvailable: {{ $c.pdb.minAvailable }}
