@@ -54,8 +54,12 @@ docs: ## Regenerate docs/environment.md (every variable of every service) from t
 	cd services/standalone && go generate ./envdoc
 
 .PHONY: chart-check
-chart-check: ## helm lint, render matrix, strict decoding, policies, and the cache tier run for real
+chart-check: ## helm lint, render matrix, strict decoding, policies, the cache tier run for real, and a real kube-apiserver: installs and upgrades
 	hack/chart-check.sh
+
+.PHONY: kube
+kube: ## Build the pinned kube-apiserver and kubectl into .bin/ (cached: rebuilt only when hack/tools/kube's pin changes)
+	hack/build-kube.sh
 
 .PHONY: lint
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
@@ -67,7 +71,7 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, sync the workspace, then tidy again (sync can raise versions)
-	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/tools/kube hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 	@for m in $(MODULES) hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the chart checks need and a fresh machine lacks: Debian's
-# nginx, which the cache-tier test runs with the chart's own config, and
+# nginx, which the cache-tier test runs with the chart's own config,
 # Debian's prometheus, whose promtool checks and unit-tests the alert rules
-# and whose server the monitoring test runs against a live standalone.
+# and whose server the monitoring test runs against a live standalone, and
+# Debian's etcd-server, the store of the kube-apiserver the API-server check
+# runs (hack/build-kube.sh builds kube-apiserver and kubectl).
 # Idempotent and quick when everything is present. Debian packages need
 # root (CI is root). The packages' services are not started: the tests
-# start their own nginx and prometheus on free loopback ports, and nothing
-# else should listen.
+# start their own nginx, prometheus and etcd on free loopback ports, and
+# nothing else should listen.
 set -euo pipefail
 
 nginx_bin() {
@@ -14,6 +16,9 @@ nginx_bin() {
 }
 promtool_bin() {
   command -v promtool 2>/dev/null || { [ -x /usr/bin/promtool ] && echo /usr/bin/promtool; } || true
+}
+etcd_bin() {
+  command -v etcd 2>/dev/null || { [ -x /usr/bin/etcd ] && echo /usr/bin/etcd; } || true
 }
 prometheus_bin() {
   command -v prometheus 2>/dev/null || { [ -x /usr/bin/prometheus ] && echo /usr/bin/prometheus; } || true
@@ -26,6 +31,9 @@ fi
 if [ -z "$(promtool_bin)" ] || [ -z "$(prometheus_bin)" ]; then
   missing+=(prometheus)
 fi
+if [ -z "$(etcd_bin)" ]; then
+  missing+=(etcd-server)
+fi
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
@@ -37,9 +45,9 @@ else
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# Keep the maintainer scripts from starting nginx on port 80 or prometheus
-# on port 9090 (the same mechanism Debian's container images use). Only a
-# policy file this script created is removed again.
+# Keep the maintainer scripts from starting nginx on port 80, prometheus on
+# port 9090 or etcd on port 2379 (the same mechanism Debian's container
+# images use). Only a policy file this script created is removed again.
 policy=/usr/sbin/policy-rc.d
 created_policy=
 if [ ! -e "$policy" ]; then
@@ -56,11 +64,12 @@ trap cleanup EXIT
 
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-for b in nginx promtool prometheus; do
+for b in nginx promtool prometheus etcd; do
   case "$b" in
     nginx) p="$(nginx_bin)" ;;
     promtool) p="$(promtool_bin)" ;;
     prometheus) p="$(prometheus_bin)" ;;
+    etcd) p="$(etcd_bin)" ;;
   esac
   if [ -z "$p" ]; then
     echo "install-chart-deps: $b still missing after apt-get install" >&2
