@@ -10,10 +10,17 @@
 #    standalone edge; the dashboards and alert rules linted, and checked
 #    against a real Prometheus (Debian's) scraping running standalones;
 #    METRICS.md checked against the metrics the processes export;
+#    and a real API server (TestAPIServer: Debian's etcd and the pinned
+#    kube-apiserver on loopback): the defaults and every ci/*.yaml applied
+#    server-side (dry run) under PodSecurity "restricted" and installed with
+#    helm, then one release through its upgrades (chart version bump,
+#    Redis persistence on/off, a password with special characters),
+#    asserting pod templates change only when they should;
 #  - promtool check rules and promtool test rules on the alert rules file
 #    the chart ships (charts/tokendata/files/alerts).
-# Installs what it needs when missing (nginx, prometheus with promtool;
-# helm is built from its pinned module into .bin/helm).
+# Installs what it needs when missing (nginx, prometheus with promtool,
+# etcd; helm, kube-apiserver and kubectl are built from their pinned modules
+# into .bin/, once per pin).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -24,6 +31,7 @@ done
 
 hack/install-chart-deps.sh
 hack/build-helm.sh
+hack/build-kube.sh
 helm="$root/.bin/helm"
 
 echo "== helm lint --strict"
