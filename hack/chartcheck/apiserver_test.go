@@ -121,6 +121,9 @@ func TestAPIServer(t *testing.T) {
 		})
 	}
 
+	t.Run("notes", func(t *testing.T) {
+		testNotes(t, cl, kubectl)
+	})
 	t.Run("upgrades", func(t *testing.T) {
 		testUpgrades(t, cl, kubectl)
 	})
@@ -292,4 +295,49 @@ func testUpgrades(t *testing.T, cl *Cluster, kubectl string) {
 	t5 := templates()
 	upgrade("no change")
 	changed("no change", t5, templates())
+}
+
+// testNotes: what helm install prints. The Gateway URL takes the scheme of
+// the listener the route attaches to (read from the Gateway), the OpenAPI
+// document is listed, and the demo-token warning shows only when the
+// chart's example token file is what the services get.
+func testNotes(t *testing.T, cl *Cluster, kubectl string) {
+	const ns = "notes"
+	gateway := `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{"name":"gw"},
+"spec":{"gatewayClassName":"x","listeners":[{"name":"web","protocol":"HTTP","port":80},{"name":"tls","protocol":"HTTPS","port":443,
+"tls":{"certificateRefs":[{"name":"cert"}]}}]}}`
+	for _, args := range [][]string{{"create", "namespace", ns}, {"-n", ns, "apply", "-f", "-"}} {
+		stdin := []byte(nil)
+		if args[0] == "-n" {
+			stdin = []byte(gateway)
+		}
+		if _, _, err := cl.Run(stdin, kubectl, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notes := func(args ...string) string {
+		t.Helper()
+		out, _, err := cl.Run(nil, chart.Helm, append([]string{"install", "t", chart.Dir, "-n", ns, "--dry-run=server"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(out, "NOTES:")
+		if i < 0 {
+			t.Fatalf("no NOTES in:\n%s", out)
+		}
+		return out[i:]
+	}
+	gw := []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw", "--set", "gatewayAPI.hostnames[0]=api.example.org"}
+	for section, want := range map[string]string{"tls": "https://api.example.org/api/health", "web": "http://api.example.org/api/health"} {
+		if n := notes(append(gw, "--set", "gatewayAPI.parentRefs[0].sectionName="+section)...); !strings.Contains(n, want) {
+			t.Errorf("listener %s: NOTES without %s:\n%s", section, want, n)
+		}
+	}
+	n := notes()
+	if !strings.Contains(n, "/api/openapi.json") || !strings.Contains(n, "WARNING: token.file still holds the chart's example") {
+		t.Errorf("defaults: NOTES without /api/openapi.json or the demo-token warning:\n%s", n)
+	}
+	if n := notes("--set", "token.existingConfigMap=mine"); strings.Contains(n, "WARNING: token.file") {
+		t.Errorf("token.existingConfigMap set: NOTES still warn about the example token file:\n%s", n)
+	}
 }

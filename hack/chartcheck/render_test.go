@@ -704,3 +704,52 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestOverrides: security contexts and probes are the operator's to change
+// per component (OpenShift's restricted-v2 assigns the uid itself), and
+// nginx's worker count follows the container's CPU, not the node's.
+func TestOverrides(t *testing.T) {
+	s := render(t,
+		"--set", "edge.podSecurityContext.runAsUser=null", "--set", "edge.podSecurityContext.runAsGroup=null",
+		"--set", "edge.podSecurityContext.fsGroup=null", "--set", "edge.readinessProbe.periodSeconds=7",
+		"--set", "redis.port=6380", "--set", "supply.startupProbe=null")
+	d, _ := s.Get("Deployment", "t-tokendata-edge")
+	spec := d.Typed.(*appsv1.Deployment).Spec.Template.Spec
+	if psc := spec.SecurityContext; psc == nil || psc.RunAsUser != nil || psc.FSGroup != nil || !isTrue(psc.RunAsNonRoot) {
+		t.Errorf("edge pod security context %+v, want no fixed ids and runAsNonRoot", psc)
+	}
+	if p := spec.Containers[0].ReadinessProbe; p == nil || p.PeriodSeconds != 7 || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+		t.Errorf("edge readiness probe %+v, want /readyz every 7s", p)
+	}
+	m, _ := s.Get("Deployment", "t-tokendata-market")
+	if u := m.Typed.(*appsv1.Deployment).Spec.Template.Spec.SecurityContext.RunAsUser; u == nil || *u != 65532 {
+		t.Errorf("market keeps the default uid: %v", u)
+	}
+	sup, _ := s.Get("Deployment", "t-tokendata-supply")
+	if p := sup.Typed.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].StartupProbe; p != nil {
+		t.Errorf("supply startup probe set to null is rendered: %+v", p)
+	}
+	r, _ := s.Get("StatefulSet", "t-tokendata-redis")
+	if p := r.Typed.(*appsv1.StatefulSet).Spec.Template.Spec.Containers[0].ReadinessProbe; p == nil || p.Exec == nil || !slices.Contains(p.Exec.Command, "6380") {
+		t.Errorf("redis readiness probe %+v, want redis-cli on the port of redis.port", p)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "worker_processes 1;"},
+		{[]string{"--set", "cache.resources.limits.cpu=2500m"}, "worker_processes 3;"},
+		{[]string{"--set", "cache.resources.limits.cpu=2"}, "worker_processes 2;"},
+		{[]string{"--set", "cache.resources.requests.cpu=1500m"}, "worker_processes 2;"},
+		{[]string{"--set", "cache.nginx.workerProcesses=4"}, "worker_processes 4;"},
+	} {
+		cm, ok := render(t, tc.args...).Get("ConfigMap", "t-tokendata-cache")
+		if !ok {
+			t.Fatal("no cache ConfigMap")
+		}
+		if conf := cm.Typed.(*corev1.ConfigMap).Data["nginx.conf"]; !strings.Contains(conf, tc.want) {
+			t.Errorf("%v: nginx.conf without %q", tc.args, tc.want)
+		}
+	}
+}

@@ -11,10 +11,8 @@ values block. Call with a dict:
   env        the container env, as YAML (may be empty)
   volumes    extra pod volumes, as YAML (may be empty)
   mounts     extra volume mounts, as YAML (may be empty)
-  probes     the container's probes, as YAML
   command    container command (list, may be empty: the image's)
   args       container args (list, may be empty)
-  uid        the non-root user id the image runs as
   checksums  pod annotations that roll the pods when a config changes
   metrics    whether the Service exposes an ops port for scraping
 */}}
@@ -71,8 +69,10 @@ spec:
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- with $c.podSecurityContext }}
       securityContext:
-        {{- include "tokendata.podSecurityContext" (dict "uid" .uid) | nindent 8 }}
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       terminationGracePeriodSeconds: {{ $c.terminationGracePeriodSeconds }}
       {{- with $c.priorityClassName }}
       priorityClassName: {{ . }}
@@ -104,11 +104,13 @@ spec:
             {{- toYaml . | nindent 12 }}
             {{- end }}
           {{- end }}
-          {{- .probes | trim | nindent 10 }}
+          {{- include "tokendata.probes" (dict "root" $root "c" $c) | trim | nindent 10 }}
           resources:
             {{- toYaml $c.resources | nindent 12 }}
+          {{- with $c.securityContext }}
           securityContext:
-            {{- include "tokendata.containerSecurityContext" . | nindent 12 }}
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           {{- with .mounts }}
           volumeMounts:
             {{- . | trim | nindent 12 }}
@@ -217,26 +219,17 @@ spec:
 {{- end }}
 {{- end -}}
 
-{{/* Ops-port probes of a Go service: liveness has no dependency checks. */}}
-{{- define "tokendata.goProbes" -}}
-startupProbe:
-  httpGet:
-    path: /healthz
-    port: ops
-  periodSeconds: 2
-  failureThreshold: 30
-livenessProbe:
-  httpGet:
-    path: /healthz
-    port: ops
-  periodSeconds: 10
-  timeoutSeconds: 2
-  failureThreshold: 3
-readinessProbe:
-  httpGet:
-    path: /readyz
-    port: ops
-  periodSeconds: 5
-  timeoutSeconds: 2
-  failureThreshold: 2
+{{/*
+A container's probes from its component's values (startupProbe,
+livenessProbe, readinessProbe), each through tpl so that a value may name
+another ({{ .Values.redis.port }}); an empty or null probe is left out:
+(dict "root" $ "c" .Values.edge).
+*/}}
+{{- define "tokendata.probes" -}}
+{{- range $p := list "startupProbe" "livenessProbe" "readinessProbe" }}
+{{- with index $.c $p }}
+{{ $p }}:
+  {{- tpl (toYaml .) $.root | nindent 2 }}
+{{- end }}
+{{- end }}
 {{- end -}}
