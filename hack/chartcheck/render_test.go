@@ -753,3 +753,34 @@ func TestOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkPolicySwitches: DNS through NodeLocal DNSCache and upstreams
+// outside the public-443 default (a self-hosted RPC) are one value each.
+func TestNetworkPolicySwitches(t *testing.T) {
+	s := render(t, "--set", "networkPolicy.dns.nodeLocal.enabled=true",
+		"--set", "networkPolicy.upstream.extraEgress[0].to[0].ipBlock.cidr=10.20.0.15/32",
+		"--set", "networkPolicy.upstream.extraEgress[0].ports[0].port=8899")
+	for _, c := range []string{"edge", "supply"} {
+		np, ok := s.Policy(c)
+		if !ok {
+			t.Fatalf("no NetworkPolicy of %s", c)
+		}
+		nodeLocal, rpc := false, false
+		for _, r := range np.Spec.Egress {
+			for _, p := range r.To {
+				if p.IPBlock != nil && p.IPBlock.CIDR == "169.254.20.10/32" && egressPort(&networkingv1.NetworkPolicy{Spec: networkingv1.NetworkPolicySpec{Egress: []networkingv1.NetworkPolicyEgressRule{r}}}, 53) {
+					nodeLocal = true
+				}
+				if p.IPBlock != nil && p.IPBlock.CIDR == "10.20.0.15/32" && r.Ports[0].Port.IntValue() == 8899 {
+					rpc = true
+				}
+			}
+		}
+		if !nodeLocal {
+			t.Errorf("%s: no DNS egress to NodeLocal DNSCache", c)
+		}
+		if rpc != (c == "supply") {
+			t.Errorf("%s: egress to the self-hosted RPC %v, want it for collectors only", c, rpc)
+		}
+	}
+}

@@ -13,6 +13,19 @@
       protocol: UDP
     - port: 53
       protocol: TCP
+{{- with .Values.networkPolicy.dns.nodeLocal }}
+{{- if .enabled }}
+# NodeLocal DNSCache: the node's cache on its link-local address.
+- to:
+    - ipBlock:
+        cidr: {{ printf "%s/32" .ip }}
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* Egress to Redis: the in-chart one, or the external peers and ports. */}}
