@@ -33,13 +33,14 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: deps ## Every module's tests with -race, every fuzz target briefly, then the chart checks (installs what is missing first)
+test: deps ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver included), the pinned skaffold built (installs and builds what is missing first)
 	@mkdir -p $(BIN) && rm -f $(BIN)/fault-matrix.md
 	FAULT_MATRIX_REPORT=$(BIN)/fault-matrix.md hack/test.sh $(MODULES)
 	@echo "fault matrix (services/standalone, measured on this run):" && cat $(BIN)/fault-matrix.md
 	hack/fuzz.sh $(MODULES)
 	cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...
 	hack/chart-check.sh
+	hack/build-skaffold.sh
 
 .PHONY: fault-matrix
 fault-matrix: deps ## Run the fault matrix alone and rewrite README's recovery-time table from what it measured

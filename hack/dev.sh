@@ -4,21 +4,15 @@
 # values-dev.yaml, and rebuilds on every change. Arguments go to skaffold
 # (e.g. hack/dev.sh -p monitoring).
 #
-# skaffold: from PATH, else .bin/skaffold, else built from the pinned wrapper
-# module hack/tools/skaffold (needs a module proxy that serves skaffold).
+# skaffold: from PATH, else built (once per pin) from the pinned wrapper
+# module hack/tools/skaffold into .bin/skaffold (hack/build-skaffold.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 skaffold="$(command -v skaffold || true)"
-if [ -z "$skaffold" ] && [ -x .bin/skaffold ]; then
-  skaffold="$root/.bin/skaffold"
-fi
 if [ -z "$skaffold" ]; then
-  echo "dev: building the pinned skaffold into .bin/skaffold"
-  mkdir -p .bin
-  (cd hack/tools/skaffold && GOWORK=off go mod tidy &&
-    GOWORK=off go build -o "$root/.bin/skaffold" github.com/GoogleContainerTools/skaffold/v2/cmd/skaffold)
+  hack/build-skaffold.sh
   skaffold="$root/.bin/skaffold"
 fi
 hack/build-helm.sh
