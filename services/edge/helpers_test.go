@@ -60,7 +60,7 @@ type harness struct {
 type harnessOpt func(*config.Common, *Config, *Deps)
 
 // newHarness builds an edge of edgetest.Token() on st (a fresh memory store
-// when nil) with a clock at t0.
+// on the harness's clock when nil) with a clock at t0.
 func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
 	return newHarnessOf(t, edgetest.Token(), st, opts...)
@@ -69,20 +69,24 @@ func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 // newHarnessOf is newHarness for another token file.
 func newHarnessOf(t testing.TB, token config.Token, st *store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
+	ck := &clock{t: t0}
+	// A store of the harness reads and trims on the edge's clock (Deps.Now,
+	// whatever the options make it).
+	var storeNow func() time.Time
 	if st == nil {
-		st = store.New(store.NewMemory(), config.DemoMint)
+		st = store.New(store.NewMemory(), config.DemoMint, store.WithClock(func() time.Time { return storeNow() }))
 	}
 	var common config.Common // the defaults, whatever the test process's environment
 	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{}}); err != nil {
 		t.Fatal(err)
 	}
-	ck := &clock{t: t0}
 	reg := prometheus.NewRegistry()
 	cfg := DefaultConfig()
 	deps := Deps{Store: st, Registry: reg, Now: ck.Now}
 	for _, o := range opts {
 		o(&common, &cfg, &deps)
 	}
+	storeNow = deps.Now
 	srv, err := New(common, token, cfg, deps)
 	if err != nil {
 		t.Fatal(err)

@@ -15,13 +15,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tokendata/tokendata/shared/buildinfo"
+	"github.com/tokendata/tokendata/shared/contract"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // routePaths lists every route template (metric labels).
 func routePaths() []string {
-	out := []string{PathHealth, PathStatus}
+	out := []string{PathHealth, PathStatus, PathHistory}
 	for _, r := range renderedRoutes {
 		out = append(out, r.path)
 	}
@@ -44,6 +45,15 @@ func (s *Server) newEngine() *gin.Engine {
 		e.HEAD(r.path, h)
 		e.OPTIONS(r.path, s.preflight)
 	}
+	e.GET(PathHistory, s.serveHistory)
+	e.HEAD(PathHistory, s.serveHistory)
+	e.OPTIONS(PathHistory, func(c *gin.Context) {
+		if _, _, ok := historyIndex(c.Param("measure"), c.Param("window")); !ok {
+			s.errNotFound.write(c.Writer, c.Request)
+			return
+		}
+		s.preflight(c)
+	})
 	for path, h := range map[string]gin.HandlerFunc{PathHealth: s.serveHealth, PathStatus: s.serveStatus} {
 		e.GET(path, h)
 		e.HEAD(path, h)
@@ -73,6 +83,33 @@ func (s *Server) serveRendered(i int) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		s.view.Load().routes[i].write(c.Writer, c.Request)
 	}
+}
+
+// serveHistory answers /api/history/{measure}/{window}: the pre-rendered
+// answer, or the usual 404 for a measure or window the API does not have.
+func (s *Server) serveHistory(c *gin.Context) {
+	i, j, ok := historyIndex(c.Param("measure"), c.Param("window"))
+	if !ok {
+		s.errNotFound.write(c.Writer, c.Request)
+		return
+	}
+	s.view.Load().hist[i][j].resp.write(c.Writer, c.Request)
+}
+
+// historyIndex finds a history answer by its path segments.
+func historyIndex(measure, window string) (i, j int, ok bool) {
+	i, j = -1, -1
+	for k, hm := range historyMeasures {
+		if hm.segment == measure {
+			i = k
+		}
+	}
+	for k, w := range contract.HistoryWindows {
+		if string(w) == window {
+			j = k
+		}
+	}
+	return i, j, i >= 0 && j >= 0
 }
 
 var (

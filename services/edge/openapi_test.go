@@ -3,6 +3,7 @@ package edge
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	if ok, verrs := v.ValidateDocument(); !ok {
 		for _, e := range verrs {
-			t.Errorf("document: %s: %s", e.Message, e.Reason)
+			t.Errorf("document: %s: %s %v", e.Message, e.Reason, e.SchemaValidationErrors)
 		}
 	}
 	model, err := doc.BuildV3Model()
@@ -49,8 +50,11 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("%s is not in the OpenAPI document", p)
 		}
 	}
-	if len(documented) != len(allPaths) {
-		t.Errorf("the document has %d paths, the edge serves %d", len(documented), len(allPaths))
+	if !documented["/api/history/{measure}/{window}"] {
+		t.Errorf("the history paths are not in the OpenAPI document")
+	}
+	if len(documented) != len(allPaths)+1 {
+		t.Errorf("the document has %d paths, the edge serves %d and the history", len(documented), len(allPaths))
 	}
 
 	// The validator must be able to fail: a body with an amount as a string
@@ -68,14 +72,35 @@ func TestOpenAPIResponses(t *testing.T) {
 		if ok, verrs := v.ValidateHttpResponse(req, resp); ok || len(verrs) < 2 {
 			t.Fatalf("a tampered response validated (%d errors)", len(verrs))
 		}
+		// a history value as a float is refused too
+		h.srv.bodies.uncompressed = true
+		fillHistory(h)
+		h.refresh()
+		p := HistoryPath("holders", "24h")
+		rec = h.do(http.MethodGet, p)
+		resp = rec.Result()
+		tampered := regexp.MustCompile(`"value":"([0-9]+)"`).ReplaceAllString(rec.Body.String(), `"value":$1`)
+		if tampered == rec.Body.String() {
+			t.Fatal("nothing to tamper with")
+		}
+		resp.Body = io.NopCloser(strings.NewReader(tampered))
+		req, _ = http.NewRequest(http.MethodGet, p, nil)
+		if ok, _ := v.ValidateHttpResponse(req, resp); ok {
+			t.Fatal("a history value as a number validated")
+		}
 	}
 
+	fills := map[string]func(*harness){"history": fillHistory}
 	for name, fill := range scenarios {
+		fills[name] = fill
+	}
+	for name, fill := range fills {
 		t.Run(name, func(t *testing.T) {
 			h := newScenarioHarness(t, name)
+			h.srv.bodies.uncompressed = name == "history" // its 35 large bodies: identity is what is validated
 			fill(h)
 			h.refresh()
-			for _, p := range allPaths {
+			for _, p := range append(allPaths, historyPaths()...) {
 				req, _ := http.NewRequest(http.MethodGet, p, nil)
 				rec := h.do(http.MethodGet, p)
 				resp := rec.Result()

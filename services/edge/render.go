@@ -44,6 +44,9 @@ type renderer struct {
 	now   time.Time
 	route renderedRoute
 	next  time.Time
+	// histIdx is the history answer being rendered (historyMeasures and
+	// contract.HistoryWindows indexes).
+	histIdx [2]int
 }
 
 // render renders every route of st at now. prev is the view it replaces
@@ -53,26 +56,49 @@ func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
 	r := &renderer{renderInputs: in, st: st, now: now}
 	for i, rt := range renderedRoutes {
 		r.route = rt
-		resp, err := safeRender(r)
-		if err != nil {
-			in.log.Error("render failed", "route", rt.path, "error", err.Error())
-			resp = in.errInternal
-		}
 		var before *response
 		if prev != nil {
 			before = prev.routes[i]
 		}
-		if rt.compress {
-			resp = resp.withVary()
-			if !in.uncompressed {
-				resp.compress(before)
+		v.routes[i] = r.finish(before)
+	}
+	for i, hm := range historyMeasures {
+		for j, w := range contract.HistoryWindows {
+			hs := st.history(hm.measure, w)
+			stale := r.historyStale(hs)
+			var before histAnswer
+			if prev != nil {
+				before = prev.hist[i][j]
 			}
+			if hs != nil && before.series == hs && before.stale == stale && before.resp.status == http.StatusOK {
+				v.hist[i][j] = before
+				continue
+			}
+			r.route = historyRoute(hm.measure)
+			r.histIdx = [2]int{i, j}
+			v.hist[i][j] = histAnswer{resp: r.finish(before.resp), series: hs, stale: stale}
 		}
-		resp.keepLastModifiedMonotonic(before, now)
-		v.routes[i] = resp
 	}
 	v.nextChange = r.next
 	return v
+}
+
+// finish renders the current route after before (nil: none), with its
+// Vary and compressed variants, and a Last-Modified that never goes back.
+func (r *renderer) finish(before *response) *response {
+	resp, err := safeRender(r)
+	if err != nil {
+		r.log.Error("render failed", "route", r.route.path, "error", err.Error())
+		resp = r.errInternal
+	}
+	if r.route.compress {
+		resp = resp.withVary()
+		if !r.uncompressed {
+			resp.compress(before)
+		}
+	}
+	resp.keepLastModifiedMonotonic(before, r.now)
+	return resp
 }
 
 // safeRender turns a renderer's panic (a bug) into an error, so that one

@@ -1,6 +1,10 @@
 package edge
 
-import "time"
+import (
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
 
 // Interface versions of README, Endpoints.
 const (
@@ -25,7 +29,14 @@ const (
 	PathStatus            = "/api/status"
 	PathMarketPairs       = "/api/market-pairs"
 	PathOpenAPI           = "/api/openapi.json"
+	// PathHistory is the template of the history paths: measure one of
+	// historyMeasures' segments, window one of contract.HistoryWindows.
+	// Paths, not query strings: the cache tier drops query strings.
+	PathHistory = "/api/history/:measure/:window"
 )
+
+// HistoryPath is the path of measure segment m over window w.
+func HistoryPath(m string, w contract.Window) string { return "/api/history/" + m + "/" + string(w) }
 
 // Indexes of the pre-rendered routes in a view.
 const (
@@ -79,7 +90,20 @@ type view struct {
 	st         *state
 	renderedAt time.Time
 	routes     [numRendered]*response
+	// hist are the history answers, by historyMeasures and
+	// contract.HistoryWindows index.
+	hist [numHistMeasures][numHistWindows]histAnswer
 	// nextChange is the first moment a domain crosses its stale-after or
 	// its TTL, when the view must be rendered again (zero: never).
 	nextChange time.Time
+}
+
+// histAnswer is one pre-rendered history answer and what it was rendered
+// from: a later render with the same series and stale flag keeps it as it
+// is (a history body is encoded and compressed once per change, not once
+// per render of the other routes).
+type histAnswer struct {
+	resp   *response
+	series *historySeries
+	stale  bool
 }

@@ -71,6 +71,9 @@ type Server struct {
 	draining atomic.Bool
 
 	refreshMu sync.Mutex // one refresh at a time
+	// histReads is when each domain's history was last read (under
+	// refreshMu).
+	histReads historyReads
 
 	// logLimit caps the access log's lines per route and status.
 	logLimit *logLimiter
@@ -107,7 +110,8 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	}
 	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, reader: deps.Store.NewReader(cfg.MaxDocumentBytes),
 		log: deps.Log, demo: deps.Demo,
-		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token)}
+		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token),
+		histReads: historyReads{}}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -250,7 +254,6 @@ func (s *Server) refusedConn() {
 // fetches only the documents whose size or expiry moved; a notification
 // also fetches the domains it names.
 func (s *Server) Refresher(ctx context.Context) error {
-	s.Refresh(ctx)
 	var updates <-chan contract.Domain
 	var closeSub func() error
 	subscribe := func() {
@@ -261,12 +264,16 @@ func (s *Server) Refresher(ctx context.Context) error {
 		}
 		updates, closeSub = ch, c
 	}
+	// Subscribe before the first read: an update published while that read
+	// and its render run (the edge is ready once it has read) is queued,
+	// not lost until the next poll.
 	subscribe()
 	defer func() {
 		if closeSub != nil {
 			_ = closeSub()
 		}
 	}()
+	s.Refresh(ctx)
 	poll := time.NewTicker(s.cfg.SnapshotPoll)
 	defer poll.Stop()
 	change := time.NewTimer(time.Hour)
@@ -378,6 +385,9 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	for _, p := range problems {
 		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
 	}
+	if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
+		next.hist = hist
+	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
 	s.loaded.Store(true)
 	if sameState(cur.st, next) && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
@@ -412,13 +422,19 @@ func (s *Server) publish(st *state, now time.Time) {
 }
 
 // sameState reports whether two states render the same bodies at the
-// same instant: same documents (by updated_at and bytes), same
+// same instant: same history series (read once per change, so compared
+// by identity), same documents (by updated_at and bytes), same
 // rejections, same run of every domain without a document (it decides
 // holders_unavailable, and whether a 503 says "retry later" or the
 // remedy of a permanent failure).
 func sameState(a, b *state) bool {
-	if len(a.docs) != len(b.docs) || len(a.rejected) != len(b.rejected) {
+	if len(a.docs) != len(b.docs) || len(a.rejected) != len(b.rejected) || len(a.hist) != len(b.hist) {
 		return false
+	}
+	for k, x := range a.hist {
+		if b.hist[k] != x {
+			return false
+		}
 	}
 	for d, x := range a.docs {
 		y := b.docs[d]

@@ -29,6 +29,10 @@ type state struct {
 	// good document, if any, is still in docs.
 	rejected map[contract.Domain]string
 	statuses map[string]contract.Status
+	// hist is the history by measure and window (see state.history); it
+	// is read apart from the documents (Server.readHistory) and carried
+	// from state to state.
+	hist map[histKey]*historySeries
 }
 
 func (st *state) supply() *contract.Supply {
@@ -153,6 +157,9 @@ func merge(prev *state, read map[contract.Domain]readDoc, readErrs map[contract.
 	if statuses == nil && prev != nil {
 		next.statuses = prev.statuses
 	}
+	if prev != nil {
+		next.hist = prev.hist
+	}
 	var problems []string
 	for _, d := range contract.Domains {
 		var old *doc
@@ -214,7 +221,7 @@ func expire(st *state, now time.Time) *state {
 	if n == 0 {
 		return st
 	}
-	next := &state{docs: map[contract.Domain]*doc{}, rejected: st.rejected, statuses: st.statuses}
+	next := &state{docs: map[contract.Domain]*doc{}, rejected: st.rejected, statuses: st.statuses, hist: st.hist}
 	for k, d := range st.docs {
 		if d.expires.IsZero() || now.Before(d.expires) {
 			next.docs[k] = d

@@ -98,8 +98,10 @@ func WithRetention(r Retention) Option {
 	}
 }
 
-// withClock sets the store's clock (tests of trimming).
-func withClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+// WithClock sets the clock the store trims by and reads windows at: a
+// test's fixed clock (tests of trimming, the edge's golden bodies). A
+// service keeps the default, time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // Retention is the store's retention of each tier.
 func (s *Store) Retention() Retention { return s.retention }

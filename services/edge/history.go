@@ -1,0 +1,236 @@
+package edge
+
+// The history the edge serves at /api/history/{measure}/{window}: read
+// from the store off the request path, shaped once (bounded, downsampled,
+// gaps found), kept in the state by measure and window, and rendered like
+// every other body.
+//
+// A domain's series are read again only when its document changed (a
+// collector commits a sample with its document, so a new document is the
+// only sign of a new point) or when the domain's refresh has passed since
+// the last read: then the window's edges have moved by a sample's
+// interval, and an outage has grown long enough to show as an open gap.
+
+import (
+	"context"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// historyMeasures are the measures of /api/history/{measure}/{window}, by
+// path segment, in the order of the view's history answers.
+var historyMeasures = [numHistMeasures]struct {
+	segment string
+	measure contract.Measure
+}{
+	{"price", contract.MeasurePriceUSD},
+	{"market-cap", contract.MeasureMarketCapUSD},
+	{"fdv", contract.MeasureFDVUSD},
+	{"liquidity", contract.MeasureLiquidityUSD},
+	{"volume", contract.MeasureVolume24hUSD},
+	{"supply", contract.MeasureSupply},
+	{"holders", contract.MeasureHolders},
+}
+
+const (
+	numHistMeasures = 7
+	numHistWindows  = 5
+)
+
+// maxHistoryPoints bounds the points of one history body (and the gaps).
+// A chart a thousand pixels wide has no use for more; past it the points
+// are merged into wider buckets (historyWidths). At the default refreshes
+// and retentions: 24 h of the market's samples in 2-minute buckets (720),
+// 7 days in 15-minute ones (672), 30 days in hours (720), a year in
+// 12 hours (730) and two years in days (730).
+const maxHistoryPoints = 1000
+
+// historyWidths are the bucket widths a body's points may be merged
+// into, from the narrowest: each divides a day (a week for the last), so
+// buckets aligned on the Unix epoch start on round UTC times.
+var historyWidths = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+	15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 4 * time.Hour, 6 * time.Hour,
+	12 * time.Hour, 24 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour}
+
+// histKey names one history answer.
+type histKey struct {
+	measure contract.Measure
+	window  contract.Window
+}
+
+// historySeries is one measure over one window as the edge serves it, and
+// as a chart draws it: read once per change, never modified after.
+type historySeries struct {
+	measure contract.Measure
+	window  contract.Window
+	// tier is the tier the window reads (contract.Window.Tier).
+	tier contract.Tier
+	// from and to bound the window: to is when it was read, from is to
+	// minus the window (for "all", minus the 1-hour tier's retention).
+	from, to time.Time
+	// points are oldest first, at most maxHistoryPoints: the tier's own,
+	// or merged into buckets of bucket (downsampled). A point's T is a
+	// sample's time or a bucket's start; V is the value (a price bucket's
+	// close, with O, H and L).
+	points []contract.Point
+	// bucket is the span of one point: 0 for samples, else the tier's
+	// bucket or the width the edge merged them into.
+	bucket      time.Duration
+	downsampled bool
+	// gaps are found on the tier's points before any merge, so that an
+	// outage shorter than a merged bucket still shows; never interpolated.
+	gaps []store.Gap
+	// truncated is set when the window holds more than the edge keeps: the
+	// oldest points (and gaps) are left out.
+	truncated bool
+}
+
+// history is the series of measure m over window w, nil when the edge
+// has not read it (yet, or ever: the FDV of a token that discloses no
+// maximum supply). The portal's charts read it; it must not be modified.
+func (st *state) history(m contract.Measure, w contract.Window) *historySeries {
+	return st.hist[histKey{m, w}]
+}
+
+// historyReads is when each domain's series were last read, and from
+// which document: the refresher's own bookkeeping (under refreshMu).
+type historyReads map[contract.Domain]historyRead
+
+type historyRead struct {
+	docAt time.Time
+	next  time.Time
+}
+
+// historyDomains are the domains whose documents carry samples.
+var historyDomains = []contract.Domain{contract.DomainMarket, contract.DomainSupply, contract.DomainHolders}
+
+// readHistory returns the history of next (the state being built from
+// prev): prev's series, with those of every domain whose document changed
+// or whose refresh has passed read again. A failed read keeps what prev
+// had and is tried at the next refresh. changed reports whether anything
+// was read.
+func (s *Server) readHistory(ctx context.Context, prev, next *state, now time.Time) (hist map[histKey]*historySeries, changed bool) {
+	hist = prev.hist
+	for _, d := range historyDomains {
+		var docAt time.Time
+		if doc := next.docs[d]; doc != nil {
+			docAt = doc.env.UpdatedAt
+		}
+		last, ok := s.histReads[d]
+		if ok && last.docAt.Equal(docAt) && now.Before(last.next) {
+			continue
+		}
+		got, err := s.readDomainHistory(ctx, d, now)
+		if err != nil {
+			s.metrics.storeErrs.Inc()
+			s.log.Warn("history read failed; serving the last one", "domain", string(d), "error", s.redact(err.Error()))
+			continue
+		}
+		if !changed {
+			hist = cloneHistory(hist)
+			changed = true
+		}
+		for k, v := range got {
+			hist[k] = v
+		}
+		s.histReads[d] = historyRead{docAt: docAt, next: now.Add(max(s.timings[d].Refresh, time.Minute))}
+	}
+	return hist, changed
+}
+
+func cloneHistory(h map[histKey]*historySeries) map[histKey]*historySeries {
+	out := make(map[histKey]*historySeries, numHistMeasures*numHistWindows)
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
+}
+
+// readDomainHistory reads every measure of domain d at now: one bounded
+// read per tier (the longest window it serves), sliced into its windows.
+func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[histKey]*historySeries, error) {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	out := map[histKey]*historySeries{}
+	ret := s.store.Retention()
+	_, fdv := s.bodies.maxSupplyWhole()
+	for _, hm := range historyMeasures {
+		m := hm.measure
+		if m.Domain() != d || (m == contract.MeasureFDVUSD && !fdv) {
+			continue
+		}
+		for _, t := range contract.Tiers {
+			var span time.Duration
+			for _, w := range contract.HistoryWindows {
+				if w.Tier() == t {
+					span = max(span, windowSpan(w, ret))
+				}
+			}
+			series, err := s.store.HistoryRange(rctx, m, t, now.Add(-span), now.Add(contract.MaxClockSkew), store.DefaultHistoryLimit)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range contract.HistoryWindows {
+				if w.Tier() == t {
+					out[histKey{m, w}] = shapeHistory(series, w, now.Add(-windowSpan(w, ret)), now, s.timings[d].Refresh)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// windowSpan is how far back w reaches: its duration, or for "all" the
+// 1-hour tier's retention.
+func windowSpan(w contract.Window, ret store.Retention) time.Duration {
+	if w == contract.WindowAll {
+		return ret.Of(contract.Tier1h)
+	}
+	return w.Duration()
+}
+
+// shapeHistory makes the series of window w (from, to) out of a read of
+// its tier: the points from from on, their gaps for a measure polled
+// every refresh, at most maxHistoryGaps gaps (the oldest left out with
+// the points before them) and at most maxHistoryPoints points (merged
+// into the narrowest historyWidths bucket that fits).
+func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *historySeries {
+	hs := &historySeries{measure: read.Measure, window: w, tier: read.Tier, from: from, to: to, bucket: read.Tier.Bucket()}
+	start := 0
+	for start < len(read.Points) && read.Points[start].T < from.UnixMilli() {
+		start++
+	}
+	pts := read.Points[start:]
+	// The read kept the newest points: a window that starts at the first
+	// of them asked for older ones than the read held.
+	hs.truncated = read.Truncated && start == 0
+	hs.gaps = store.Gaps(pts, refresh, to)
+	if n := len(hs.gaps); n > maxHistoryPoints {
+		hs.gaps = hs.gaps[n-maxHistoryPoints:]
+		cut := hs.gaps[0].From.UnixMilli()
+		i := 0
+		for i < len(pts) && pts[i].Last() < cut {
+			i++
+		}
+		pts, hs.truncated = pts[i:], true
+	}
+	if len(pts) > maxHistoryPoints {
+		ohlc := read.Measure.OHLC()
+		width := historyWidths[len(historyWidths)-1]
+		for _, wd := range historyWidths {
+			if wd > hs.bucket && store.CountBuckets(pts, wd) <= maxHistoryPoints {
+				width = wd
+				break
+			}
+		}
+		pts = store.Downsample(pts, width, ohlc)
+		hs.bucket, hs.downsampled = width, true
+		if n := len(pts); n > maxHistoryPoints { // even a week's buckets are too many
+			pts, hs.truncated = pts[n-maxHistoryPoints:], true
+		}
+	}
+	hs.points = pts
+	return hs
+}
