@@ -151,8 +151,6 @@ func cloneHistory(h map[histKey]*historySeries) map[histKey]*historySeries {
 // readDomainHistory reads every measure of domain d at now: one bounded
 // read per tier (the longest window it serves), sliced into its windows.
 func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[histKey]*historySeries, error) {
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
-	defer cancel()
 	out := map[histKey]*historySeries{}
 	ret := s.store.Retention()
 	_, fdv := s.bodies.maxSupplyWhole()
@@ -168,7 +166,11 @@ func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now t
 					span = max(span, windowSpan(w, ret))
 				}
 			}
+			// EDGE_STORE_TIMEOUT bounds each read: a domain's are up to 15
+			// of up to 20,000 points each.
+			rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
 			series, err := s.store.HistoryRange(rctx, m, t, now.Add(-span), now.Add(contract.MaxClockSkew), store.DefaultHistoryLimit)
+			cancel()
 			if err != nil {
 				return nil, err
 			}
