@@ -27,7 +27,7 @@ func TestErrorsAndPreflightGolden(t *testing.T) {
 	for name, c := range map[string]struct{ method, path string }{
 		"not-found":        {http.MethodGet, "/api/nope"},
 		"not-found-slash":  {http.MethodGet, "/api/price/"},
-		"not-found-root":   {http.MethodGet, "/"},
+		"not-found-page":   {http.MethodGet, "/favicon.ico"}, // / is the portal (TestPortalOff)
 		"method-not-allow": {http.MethodPost, PathPrice},
 		"method-delete":    {http.MethodDelete, PathTotalSupply},
 		"preflight":        {http.MethodOptions, PathPrice},

@@ -67,7 +67,17 @@ type Config struct {
 	// collectors to write back what an emptied Redis lost; 0 turns ready at
 	// the first read (EDGE_READY_GRACE).
 	ReadyGrace time.Duration `env:"READY_GRACE" doc:"How long after its first read of the store an edge that lacks a domain stays not ready (0: ready at once)." envDefault:"15s" min:"0s"`
+	// Portal is on to serve the token's portal page at / and /index.html
+	// (and its assets under /assets/), off to leave them out: / is then
+	// the API's JSON 404, for operators who host their own site
+	// (EDGE_PORTAL).
+	Portal string `env:"PORTAL" doc:"on: serve the token's portal page at / and /index.html (assets under /assets/); off: / answers the API's JSON 404, for operators who host their own site." envDefault:"on"`
 }
+
+// PortalOn reports whether the portal page is served.
+func (c Config) PortalOn() bool { return c.Portal != portalOff }
+
+const portalOff = "off"
 
 // DefaultConfig returns the defaults of every field, from the tags.
 func DefaultConfig() Config { return config.Default[Config]() }
@@ -91,6 +101,9 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\r\n") {
 			errs = append(errs, fmt.Errorf("%s: must be a non-empty single-line header value", name))
 		}
+	}
+	if c.Portal != "on" && c.Portal != portalOff {
+		errs = append(errs, fmt.Errorf("EDGE_PORTAL: %.20q is neither on nor off", c.Portal))
 	}
 	return errors.Join(errs...)
 }

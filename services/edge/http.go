@@ -21,10 +21,18 @@ import (
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // routePaths lists every route template (metric labels).
-func routePaths() []string {
+func routePaths(portal *portalAssets) []string {
 	out := []string{PathHealth, PathStatus, PathHistory}
-	for _, r := range renderedRoutes {
-		out = append(out, r.path)
+	for i, r := range renderedRoutes {
+		if i != rPortal || portal != nil {
+			out = append(out, r.path)
+		}
+	}
+	if portal != nil {
+		out = append(out, PathPortalIndex)
+		for _, a := range portal.list() {
+			out = append(out, a.path)
+		}
 	}
 	return out
 }
@@ -40,6 +48,9 @@ func (s *Server) newEngine() *gin.Engine {
 	e.ContextWithFallback = false
 	e.Use(s.recovery(), s.accessLog(), s.observe(), s.cors(), securityHeaders, s.refuseBody)
 	for i, r := range renderedRoutes {
+		if i == rPortal && s.bodies.assets == nil {
+			continue
+		}
 		h := s.serveRendered(i)
 		e.GET(r.path, h)
 		e.HEAD(r.path, h)
@@ -54,6 +65,18 @@ func (s *Server) newEngine() *gin.Engine {
 		}
 		s.preflight(c)
 	})
+	if a := s.bodies.assets; a != nil {
+		h := s.serveRendered(rPortal)
+		e.GET(PathPortalIndex, h)
+		e.HEAD(PathPortalIndex, h)
+		e.OPTIONS(PathPortalIndex, s.preflight)
+		for _, as := range a.list() {
+			h := func(c *gin.Context) { as.resp.write(c.Writer, c.Request) }
+			e.GET(as.path, h)
+			e.HEAD(as.path, h)
+			e.OPTIONS(as.path, s.preflight)
+		}
+	}
 	for path, h := range map[string]gin.HandlerFunc{PathHealth: s.serveHealth, PathStatus: s.serveStatus} {
 		e.GET(path, h)
 		e.HEAD(path, h)

@@ -32,6 +32,14 @@ type renderInputs struct {
 	// the fuzz targets, which render thousands of states and check what
 	// goes into the bodies, not what gzip and brotli make of them.
 	uncompressed bool
+	// demo is true in standalone demo mode (the portal says so).
+	demo bool
+	// portal is false with EDGE_PORTAL=off: the page is not rendered.
+	portal bool
+	// assets are the portal's embedded files; csp its
+	// Content-Security-Policy.
+	assets *portalAssets
+	csp    string
 }
 
 func (in *renderInputs) cacheControl(g group) string { return in.cacheControls[g] }
@@ -55,6 +63,9 @@ func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
 	v := &view{st: st, renderedAt: now}
 	r := &renderer{renderInputs: in, st: st, now: now}
 	for i, rt := range renderedRoutes {
+		if i == rPortal && !in.portal {
+			continue
+		}
 		r.route = rt
 		var before *response
 		if prev != nil {

@@ -53,6 +53,7 @@ const (
 	rMarketData
 	rMarketPairs
 	rOpenAPI
+	rPortal
 	numRendered
 )
 
@@ -82,6 +83,9 @@ var renderedRoutes = [numRendered]renderedRoute{
 	rMarketData:        {PathMarketData, groupMarket, (*renderer).marketData, true},
 	rMarketPairs:       {PathMarketPairs, groupMarket, (*renderer).marketPairs, true},
 	rOpenAPI:           {PathOpenAPI, groupStatic, (*renderer).openAPI, true},
+	// The portal page is cached like the market group: its headline
+	// figures are the market's. Not rendered with EDGE_PORTAL=off.
+	rPortal: {PathPortal, groupMarket, (*renderer).portal, true},
 }
 
 // view is what the request path reads through one atomic pointer: the
@@ -89,7 +93,8 @@ var renderedRoutes = [numRendered]renderedRoute{
 type view struct {
 	st         *state
 	renderedAt time.Time
-	routes     [numRendered]*response
+	// routes[rPortal] is nil when the portal is off.
+	routes [numRendered]*response
 	// hist are the history answers, by historyMeasures and
 	// contract.HistoryWindows index.
 	hist [numHistMeasures][numHistWindows]histAnswer

@@ -136,10 +136,15 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	s.errInternal = newError(http.StatusInternalServerError, codeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
 	s.errBody = newError(http.StatusRequestEntityTooLarge, codeContentTooLarge, "Requests to this API carry no body.", cfg.RetryAfter)
 	s.bodies = &renderInputs{token: token, cfg: cfg, timings: s.timings, redactor: s.redactor, log: s.log,
-		openapi: openapi, errInternal: s.errInternal,
+		openapi: openapi, errInternal: s.errInternal, demo: deps.Demo, portal: cfg.PortalOn(), csp: portalCSP(token.Logo),
 		cacheControls: map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
 			groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}}
-	s.metrics = newMetrics(reg, routePaths(), s)
+	if cfg.PortalOn() {
+		if s.bodies.assets, err = loadPortalAssets(); err != nil {
+			return nil, fmt.Errorf("edge: embedded portal assets: %w", err)
+		}
+	}
+	s.metrics = newMetrics(reg, routePaths(s.bodies.assets), s)
 	s.logLimit = newLogLimiter(cfg.AccessLogRate, s.now, s.metrics.logSuppressed.Inc)
 	refusal := serialize(newError(http.StatusServiceUnavailable, codeTooManyConnections,
 		"The server has too many open connections; retry later.", cfg.RetryAfter), closeHeaders)
