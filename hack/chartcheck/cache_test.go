@@ -123,6 +123,31 @@ func TestCacheTier(t *testing.T) {
 		}
 	})
 
+	ok = ok && t.Run("the portal page and its assets are cached like the API", func(t *testing.T) {
+		page := get(t, "/")
+		if page.status != 200 || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(page.header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Fatalf("GET /: %d %q, CSP %q", page.status, page.header.Get("Content-Type"),
+				page.header.Get("Content-Security-Policy"))
+		}
+		if again := get(t, "/"); again.cache != "HIT" || again.body != page.body ||
+			again.header.Get("Content-Security-Policy") != page.header.Get("Content-Security-Policy") {
+			t.Errorf("second GET /: %s (same body: %v), want HIT with the page's policy", again.cache, again.body == page.body)
+		}
+		if n := counter.count("/"); n != 1 {
+			t.Errorf("edge saw %d requests for /, want 1", n)
+		}
+		asset := regexp.MustCompile(`/assets/portal-[0-9a-f]+\.css`).FindString(page.body)
+		if asset == "" {
+			t.Fatal("the page names no stylesheet")
+		}
+		for i, want := range []string{"MISS", "HIT"} {
+			if r := get(t, asset); r.status != 200 || r.cache != want || !strings.Contains(r.header.Get("Cache-Control"), "immutable") {
+				t.Errorf("GET %s #%d: %d %s %q, want 200 %s immutable", asset, i+1, r.status, r.cache, r.header.Get("Cache-Control"), want)
+			}
+		}
+	})
+
 	ok = ok && t.Run("content codings: variants cached apart, br only to who asks", func(t *testing.T) {
 		testCodings(t, cache, edge.url, counter)
 	})
