@@ -140,6 +140,27 @@ func TestPortalInBrowser(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// The charts have points: demo mode's seeded 30 days, drawn as a line
+	// (a path with at least one segment) in every chart the page shows.
+	var charts []struct {
+		Title string `json:"title"`
+		Segs  int    `json:"segs"`
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("svg.chart")).map(function (s) {
+		var d = Array.from(s.querySelectorAll("path.line")).map(function (p) { return p.getAttribute("d") }).join(" ");
+		return {title: s.querySelector("title") ? s.querySelector("title").textContent : "", segs: (d.match(/L/g) || []).length};
+	})`, &charts)); err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) < 4 {
+		t.Errorf("%d charts on the page, want price, market cap, liquidity, holders and supply: %+v", len(charts), charts)
+	}
+	for _, c := range charts {
+		if c.Segs < 10 {
+			t.Errorf("chart %q has %d line segments: the seeded history has hundreds of points", c.Title, c.Segs)
+		}
+	}
+
 	shot(t, ctx, filepath.Join(out, "portal-1280.png"), 1280, 900, false)
 	shot(t, ctx, filepath.Join(out, "portal-360.png"), 360, 740, false)
 	var overflow int64
