@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/xml"
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -20,7 +21,7 @@ func wellFormed(t *testing.T, svg string) {
 	d := xml.NewDecoder(strings.NewReader(svg))
 	for {
 		_, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return
 		}
 		if err != nil {
