@@ -68,6 +68,11 @@ func num64(t *testing.T, n *json.Number) float64 {
 func TestTokenMetricsEqualState(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
+	// Half the maximum minted, so that market cap and FDV differ (the
+	// fixture's total rounds to its maximum at the price's precision).
+	sp := edgetest.Supply()
+	sp.TotalRaw, sp.CirculatingRaw = "500000000123456", "500000000123456"
+	h.write(contract.DomainSupply, sp, 30*time.Second)
 	h.refresh()
 	rec := h.do(http.MethodGet, PathMarket)
 	if rec.Code != http.StatusOK {
@@ -90,6 +95,9 @@ func TestTokenMetricsEqualState(t *testing.T) {
 	}
 	if p := st.market().PriceUSD.InexactFloat64(); want["tokendata_token_price_usd"] != p {
 		t.Errorf("body price %v, state price %v", want["tokendata_token_price_usd"], p)
+	}
+	if want["tokendata_token_market_cap_usd"] == want["tokendata_token_fdv_usd"] {
+		t.Fatal("the fixture's market cap equals its FDV: the test could not tell them apart")
 	}
 	updated := h.clock.Now().Add(-30 * time.Second) // writeAll's updated_at
 	for _, d := range contract.Domains {
