@@ -404,7 +404,7 @@ func MergeMetrics(sets ...map[string]MetricDoc) (map[string]MetricDoc, error) {
 // services/holders, services/market, shared/ops). standalone exports all.
 func ExposedBy(name string) string {
 	switch {
-	case strings.HasPrefix(name, "tokendata_edge_"):
+	case strings.HasPrefix(name, "tokendata_edge_"), strings.HasPrefix(name, "tokendata_token_"):
 		return "edge"
 	case strings.HasPrefix(name, "tokendata_collector_"), strings.HasPrefix(name, "tokendata_upstream_"):
 		return "supply, market, holders"

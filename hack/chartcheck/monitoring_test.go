@@ -110,7 +110,7 @@ func TestDashboards(t *testing.T) {
 			t.Errorf("%s: uid %q, want the file's name %q (stable links between dashboards)", file, d.UID, want)
 		}
 	}
-	// The two dashboards, and what each must show.
+	// The dashboards, and what each must show.
 	musts := map[string][]string{
 		"tokendata-api.json": {"tokendata_edge_http_requests_total", "tokendata_edge_http_request_duration_seconds_bucket",
 			"tokendata_edge_http_response_bytes_total", "tokendata_edge_data_age_seconds", "tokendata_edge_data_stale",
@@ -119,6 +119,9 @@ func TestDashboards(t *testing.T) {
 			"tokendata_collector_consecutive_failures", "tokendata_upstream_requests_total", "tokendata_upstream_request_duration_seconds_bucket",
 			"tokendata_holders_enumeration_accounts", "tokendata_holders_last_enumeration_holders", "tokendata_holders_enumeration_unsupported",
 			"tokendata_market_selected_pair_liquidity_usd"},
+		"tokendata-token.json": {"tokendata_token_price_usd", "tokendata_token_market_cap_usd", "tokendata_token_fdv_usd",
+			"tokendata_token_liquidity_usd", "tokendata_token_volume_24h_usd", "tokendata_token_supply_total",
+			"tokendata_token_holders", "tokendata_token_updated_timestamp_seconds"},
 	}
 	for file, metrics := range musts {
 		d, ok := ds[file]

@@ -121,6 +121,7 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 		Help: "1 when the last read of the store succeeded."}, func() float64 { return boolFloat(s.storeUp()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "ready",
 		Help: "1 when the edge is ready to serve: it holds every domain, or EDGE_READY_GRACE has passed since its first read of the store, and it is not draining."}, func() float64 { return boolFloat(s.Ready()) })
+	reg.MustRegister(newTokenCollector(s))
 	for _, r := range append(routes, routeUnmatched) {
 		m.byRoute[r] = &routeMetrics{name: r}
 	}

@@ -91,6 +91,7 @@ func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
 		}
 	}
 	v.nextChange = r.next
+	v.token = r.tokenFigures()
 	return v
 }
 

@@ -101,6 +101,8 @@ type view struct {
 	// nextChange is the first moment a domain crosses its stale-after or
 	// its TTL, when the view must be rendered again (zero: never).
 	nextChange time.Time
+	// token are the tokendata_token_* gauges' values (gauges.go).
+	token *tokenFigures
 }
 
 // histAnswer is one pre-rendered history answer and what it was rendered
