@@ -330,7 +330,11 @@ func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, s
 		r.keepLocked(*env)
 		run.OK, run.FinishedAt = true, time.Now().UTC()
 		st := r.withRun(job.Domain, run)
-		err := r.Store.Commit(ctx, *env, job.Timing.TTL, st, samples...)
+		// The key runs out TTL after the document's date, not after the
+		// write: a slow poll or write never stretches a document's life.
+		// A poll slower than the TTL leaves a key of 1 ms: gone at once.
+		ttl := max(time.Until(env.UpdatedAt.Add(job.Timing.TTL)), time.Millisecond)
+		err := r.Store.Commit(ctx, *env, ttl, st, samples...)
 		if err == nil {
 			r.setStatus(st)
 			return st.Runs[job.Domain], nil, false

@@ -238,3 +238,35 @@ func TestHolds(t *testing.T) {
 		t.Errorf("still held after the wait: %v", e)
 	}
 }
+
+// TestKeyRunsOutTTLAfterTheDocumentsDate: a document's key expires its
+// domain's TTL after the document's updated_at, however long the poll
+// and the write took, so that no reader serves it longer.
+func TestKeyRunsOutTTLAfterTheDocumentsDate(t *testing.T) {
+	ctx := context.Background()
+	ttl := contract.DefaultTimings[contract.DomainHolders].TTL
+	var dated time.Time
+	r, s, _ := newRunner(t, func(context.Context) (collector.Result, error) {
+		return collector.Result{Doc: contract.Holders{Holders: 5}, UpdatedAt: dated}, nil
+	})
+	dated = time.Now().Add(-time.Hour) // a poll that took an hour
+	if err := r.RunOnce(ctx, contract.DomainHolders); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := s.Read(ctx, contract.DomainHolders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Until(dated.Add(ttl)); doc.TTL > want || doc.TTL < want-time.Second {
+		t.Errorf("key TTL %s for a document dated an hour ago, want %s (the domain's %s from its date)", doc.TTL, want, ttl)
+	}
+
+	dated = time.Now().Add(-ttl - time.Minute) // past its TTL when written
+	if err := r.RunOnce(ctx, contract.DomainHolders); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if doc, err := s.Read(ctx, contract.DomainHolders); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a document past its TTL when written is readable: TTL %s, err %v", doc.TTL, err)
+	}
+}
