@@ -349,6 +349,9 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	defer s.refreshMu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
 	defer cancel()
+	// A remaining TTL counts from some instant of the read: counted from
+	// its start, a copy never outlives the key.
+	sent := s.now()
 	snap, err := s.reader.Read(rctx, fetch...)
 	docs, errs, statuses := snap.Docs, snap.Errs, snap.Statuses
 	now := s.now()
@@ -377,11 +380,8 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	read := make(map[contract.Domain]readDoc, len(docs))
 	for d, doc := range docs {
 		rd := readDoc{env: doc.Envelope}
-		if ttl := doc.TTL; ttl > 0 {
-			if ttl >= 2*time.Second {
-				ttl = ttl.Round(time.Second) // the store's TTLs are whole seconds; drop the read latency
-			}
-			rd.expires = now.Add(ttl)
+		if doc.TTL > 0 {
+			rd.expires = sent.Add(doc.TTL.Round(time.Millisecond)) // Redis counts in ms
 		}
 		read[d] = rd
 	}
@@ -390,15 +390,28 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	for _, p := range problems {
 		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
 	}
-	if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
-		next.hist = hist
+	if !s.loaded.Load() {
+		// the first view carries the history: no history body ever
+		// answers empty for want of a read
+		if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
+			next.hist = hist
+		}
 	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
-	s.loaded.Store(true)
-	if sameState(cur.st, next) && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
+	wasLoaded := s.loaded.Swap(true)
+	if !sameState(cur.st, next) || (!cur.nextChange.IsZero() && !now.Before(cur.nextChange)) {
+		s.publish(next, now)
+	}
+	if !wasLoaded {
 		return
 	}
-	s.publish(next, now)
+	// The documents first, then their history: reading up to 15 series
+	// never holds back a new price or supply.
+	if hist, changed := s.readHistory(ctx, next, next, now); changed {
+		withHist := *next
+		withHist.hist = hist
+		s.publish(&withHist, s.now())
+	}
 }
 
 // rerender re-renders the current state when a domain crossed a boundary.
