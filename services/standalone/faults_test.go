@@ -211,6 +211,19 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 	// path, and /api/status says so.
 	time.Sleep(2 * time.Second)
 	api, fresh := newEdge(t, r.info, timings)
+	// What the running edge held when Redis went: a collector may have
+	// written once more between the answers above and the stop (supply
+	// polls every 5 s), so the copy may be newer than those answers, but
+	// never dated after the outage began; from here on it does not change.
+	held := map[string]answer{}
+	for _, p := range []string{"/api/total-supply", "/api/price", "/api/holders", "/api/market"} {
+		a := ask(t, old+p)
+		if a.status != http.StatusOK || a.updatedAt.Before(before[p].updatedAt) || a.updatedAt.After(down) {
+			t.Fatalf("%s on the running edge as the outage began: %d (updated %s; before %s, outage at %s): %s",
+				p, a.status, a.updatedAt, before[p].updatedAt, down, a.body)
+		}
+		held[p] = a
+	}
 	staleSeen := map[string]time.Time{}
 	var newEdgeChecked bool
 	for time.Since(down) < outage {
@@ -219,15 +232,15 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 		// ready.
 		for _, p := range []string{"/api/total-supply", "/api/price", "/api/holders", "/api/market"} {
 			a := ask(t, old+p)
-			if a.status != http.StatusOK || !a.updatedAt.Equal(before[p].updatedAt) {
-				t.Fatalf("%s on the running edge during the outage: %d (updated %s, before %s): %s",
-					p, a.status, a.updatedAt, before[p].updatedAt, a.body)
+			if a.status != http.StatusOK || !a.updatedAt.Equal(held[p].updatedAt) {
+				t.Fatalf("%s on the running edge during the outage: %d (updated %s, held %s): %s",
+					p, a.status, a.updatedAt, held[p].updatedAt, a.body)
 			}
 			if p == "/api/total-supply" && a.body != demoTotal {
 				t.Fatalf("total supply %q during the outage, want %q", a.body, demoTotal)
 			}
-			if a.body != before[p].body && a.stale != "true" {
-				t.Fatalf("%s changed during the outage without turning stale:\n%s\nbefore:\n%s", p, a.body, before[p].body)
+			if a.body != held[p].body && a.stale != "true" {
+				t.Fatalf("%s changed during the outage without turning stale:\n%s\nheld:\n%s", p, a.body, held[p].body)
 			}
 			if a.stale == "true" {
 				if _, ok := staleSeen[p]; !ok {
@@ -262,7 +275,7 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 	// Stale when due: market after its 15 s, supply after its 25 s, never
 	// before; holders (stale after an hour) not at all.
 	for p, after := range map[string]time.Duration{"/api/price": 15 * time.Second, "/api/total-supply": 25 * time.Second} {
-		due := before[p].updatedAt.Add(after)
+		due := held[p].updatedAt.Add(after)
 		at, ok := staleSeen[p]
 		switch {
 		case !ok:
@@ -641,7 +654,8 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 				}
 				for i := 1; i < len(calls); i++ {
 					if gap := calls[i].Sub(calls[i-1]); gap < retryAfter-2*sample {
-						t.Errorf("%s called again %s after a 429 with Retry-After %s", route, gap, retryAfter)
+						t.Errorf("%s called again %s after a 429 with Retry-After %s (fault %s to %s; calls %v)", route, gap, retryAfter,
+							injected.Format(time.StampMilli), cleared.Format(time.StampMilli), stamps(calls))
 					}
 				}
 				t.Logf("%s: %d requests in %s of 429s", route, len(reqs.between(route, injected, cleared)),
@@ -667,4 +681,13 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// stamps formats times to the millisecond, for failure messages.
+func stamps(ts []time.Time) []string {
+	out := make([]string, len(ts))
+	for i, at := range ts {
+		out[i] = at.Format(time.StampMilli)
+	}
+	return out
 }
