@@ -42,9 +42,12 @@ type Options struct {
 	// PriceEvery, and the supply grows every SupplyEvery (the mint
 	// authority is active). Zero intervals disable each.
 	PriceEvery, SupplyEvery time.Duration
-	// RPCPort and DexPort are the loopback ports of the Solana RPC node and
-	// of the aggregators (0: ephemeral ones).
+	// RPCPort and DexPort are the ports of the Solana RPC node and of the
+	// aggregators (0: ephemeral ones).
 	RPCPort, DexPort int
+	// Host is the address both listen on: empty for 127.0.0.1; "0.0.0.0"
+	// for a simulator that other pods of a demo cluster reach.
+	Host string
 	// NoMintAuthority leaves the mint without a mint authority (a fixed
 	// supply); SupplyEvery then mints nothing.
 	NoMintAuthority bool
@@ -139,11 +142,11 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 			Base: base.Symbol, Quote: quote.Symbol, URL: p.URL()})
 	}
 	var err error
-	if s.RPCURL, err = s.RPC.StartOn(ctx, opts.RPCPort); err != nil {
+	if s.RPCURL, err = s.RPC.StartOn(ctx, opts.Host, opts.RPCPort); err != nil {
 		cancel()
 		return nil, err
 	}
-	if _, err = s.Dex.StartOn(ctx, opts.DexPort); err != nil {
+	if _, err = s.Dex.StartOn(ctx, opts.Host, opts.DexPort); err != nil {
 		cancel()
 		_ = s.RPC.Close()
 		return nil, err

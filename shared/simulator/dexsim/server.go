@@ -140,17 +140,18 @@ func (s *Server) Requests(route string) int64 {
 // until ctx is done. It returns the base URL (DexScreener's base;
 // GeckoTerminal's is base + GeckoTerminalPrefix). Starting a started server
 // returns its URL.
-func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, 0) }
+func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, "", 0) }
 
-// StartOn is Start on the given port of 127.0.0.1 (0: an ephemeral one).
-func (s *Server) StartOn(ctx context.Context, port int) (string, error) {
+// StartOn is Start on the given host (empty: 127.0.0.1) and port (0: an
+// ephemeral one).
+func (s *Server) StartOn(ctx context.Context, host string, port int) (string, error) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	if s.srv != nil {
 		return s.url, nil
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
 	if err != nil {
 		return "", err
 	}
@@ -425,4 +426,13 @@ func (s *Server) geckoPools(w http.ResponseWriter, r *http.Request) {
 		body = rawFaultBytes(body)
 	}
 	writeBody(w, http.StatusOK, body)
+}
+
+// listenHost is host, or 127.0.0.1 when empty: the simulator serves
+// loopback unless told otherwise (a pod of a demo cluster listens on all).
+func listenHost(host string) string {
+	if host == "" {
+		return "127.0.0.1"
+	}
+	return host
 }

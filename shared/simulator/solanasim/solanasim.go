@@ -156,17 +156,18 @@ func (s *Server) Faults() *fault.Set { return s.faults }
 
 // Start serves on an ephemeral port of 127.0.0.1 until ctx ends or Close is
 // called, and returns the base URL ("http://127.0.0.1:port").
-func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, 0) }
+func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(ctx, "", 0) }
 
-// StartOn is Start on the given port of 127.0.0.1 (0: an ephemeral one).
-func (s *Server) StartOn(ctx context.Context, port int) (string, error) {
+// StartOn is Start on the given host (empty: 127.0.0.1) and port (0: an
+// ephemeral one).
+func (s *Server) StartOn(ctx context.Context, host string, port int) (string, error) {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if s.srv != nil {
 		return "", errors.New("solanasim: already started")
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
 	if err != nil {
 		return "", fmt.Errorf("solanasim: listen: %w", err)
 	}
@@ -299,3 +300,12 @@ func (s *Server) BumpSlot(n uint64) uint64 { return s.slot.Add(n) }
 
 // Slot returns the current (processed) slot.
 func (s *Server) Slot() uint64 { return s.slot.Load() }
+
+// listenHost is host, or 127.0.0.1 when empty: the simulator serves
+// loopback unless told otherwise (a pod of a demo cluster listens on all).
+func listenHost(host string) string {
+	if host == "" {
+		return "127.0.0.1"
+	}
+	return host
+}
