@@ -274,6 +274,9 @@ func checkDocument(d contract.Domain, raw []byte, now time.Time) (contract.Envel
 	if env.Domain != d || env.Mint != config.DemoMint {
 		return env, fmt.Errorf("key of %s holds %s of %s", d, env.Domain, env.Mint)
 	}
+	if !env.Source.Simulated { // the collectors run with UPSTREAMS_SIMULATED=true
+		return env, fmt.Errorf("%s document from the simulator not marked simulated", d)
+	}
 	switch d {
 	case contract.DomainSupply:
 		var s contract.Supply
@@ -344,7 +347,7 @@ func TestCollectorKilledMidWrite(t *testing.T) {
 	}
 
 	env := append(tokenEnv(rs.URL()), "SOLANA_RPC_URL="+sim.RPCURL, "DEXSCREENER_URL="+sim.DexScreenerURL,
-		"GECKOTERMINAL_URL="+sim.GeckoTerminalURL, "OPS_ADDR=127.0.0.1:0", "DRAIN_DELAY=0s",
+		"GECKOTERMINAL_URL="+sim.GeckoTerminalURL, "OPS_ADDR=127.0.0.1:0", "DRAIN_DELAY=0s", "UPSTREAMS_SIMULATED=true",
 		"SUPPLY_REFRESH=1s", "METADATA_REFRESH=1s", "MARKET_REFRESH=1s", "HOLDERS_REFRESH=1s")
 	collectors := []string{contract.CollectorSupply, contract.CollectorMarket, contract.CollectorHolders}
 	domainsOf := map[string][]contract.Domain{}

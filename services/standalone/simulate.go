@@ -143,6 +143,8 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		fmt.Fprintf(&b, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\n", mint, maxSupply)
 	}
 	fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
+	// what the services publish from here is marked simulated
+	b.WriteString("UPSTREAMS_SIMULATED=true\n")
 	if file == nil {
 		b.WriteString("# the simulated official pairs, for a token file:\n# official_pairs:\n")
 		for _, p := range sim.OfficialPairs {

@@ -136,7 +136,8 @@ func Run(ctx context.Context, o Options) error {
 
 	reg := ops.NewRegistry("standalone")
 	deps := collector.NewDeps(st, reg, log)
-	deps.Simulated = demo
+	simulated := demo || common.UpstreamsSimulated // the built-in simulator, or another one
+	deps.Simulated = simulated
 
 	supplyCfg, err := supply.LoadConfig()
 	if err != nil {
@@ -166,7 +167,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("holders: %w", err)
 	}
-	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: demo})
+	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: simulated})
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
 	}

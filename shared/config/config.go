@@ -83,6 +83,12 @@ type Common struct {
 	DrainDelay time.Duration `doc:"On SIGTERM, how long a process stays up not ready before it shuts down, so that load balancers stop sending to it (0: none)." env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout time.Duration `doc:"Bound of the graceful shutdown after the drain." env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
+	// UpstreamsSimulated says the upstreams are the project's simulator
+	// (standalone simulate, the chart's demo.simulator): what the
+	// services publish is then marked simulated, never passed off as a
+	// real token's numbers.
+	UpstreamsSimulated bool `doc:"true when the upstreams are the project's simulator (standalone simulate, the chart's demo.simulator): every document and status record is marked simulated, and the edge reports mode demo." env:"UPSTREAMS_SIMULATED" envDefault:"false"`
+
 	// CollectorWatch is how often a collector checks that the store still
 	// holds its last good documents and status record, and writes back at
 	// once what the store lost (a Redis restarted without persistence).
@@ -104,7 +110,7 @@ type Common struct {
 type DomainTiming struct {
 	Refresh    time.Duration `doc:"Interval between two polls of the {domain} domain." env:"REFRESH" min:"1s"`
 	StaleAfter time.Duration `doc:"Age past which the {domain} document is served flagged stale (stale: true, X-Data-Stale: true)." env:"STALE_AFTER" min:"1s"`
-	TTL        time.Duration `doc:"How long Redis keeps the {domain} document after its last write; past it the data is gone (503 data_unavailable)." env:"TTL" min:"1s"`
+	TTL        time.Duration `doc:"How long a {domain} document lives after its updated_at (Redis drops its key then); past it the data is gone (503 data_unavailable)." env:"TTL" min:"1s"`
 }
 
 // LogValue is how the effective configuration is logged at start: secrets

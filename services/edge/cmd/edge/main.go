@@ -104,7 +104,8 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	p.LogStart(cfg)
-	srv, err := edge.New(p.Common, p.Token, cfg, edge.Deps{Store: p.Store, Registry: p.Registry, Log: p.Log})
+	srv, err := edge.New(p.Common, p.Token, cfg, edge.Deps{Store: p.Store, Registry: p.Registry, Log: p.Log,
+		Demo: p.Common.UpstreamsSimulated})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

@@ -75,8 +75,9 @@ YAML to paste into the token file.`,
 			{Name: "simulate", Summary: "run only the upstream simulator, print the variables that point the services at it, until SIGTERM",
 				Help: simulateHelp(),
 				Flags: func(fs *flag.FlagSet) {
-					fs.IntVar(&sim.Sim.RPCPort, "rpc-port", 0, "loopback port of the Solana RPC node (0: any free one)")
-					fs.IntVar(&sim.Sim.DexPort, "dex-port", 0, "loopback port of DexScreener and GeckoTerminal (0: any free one)")
+					fs.StringVar(&sim.Sim.Host, "host", "", "address to listen on (default 127.0.0.1; 0.0.0.0 in a pod that other pods reach)")
+					fs.IntVar(&sim.Sim.RPCPort, "rpc-port", 0, "port of the Solana RPC node (0: any free one)")
+					fs.IntVar(&sim.Sim.DexPort, "dex-port", 0, "port of DexScreener and GeckoTerminal (0: any free one)")
 					fs.StringVar(&sim.Mint, "mint", "", "mint to simulate (default: the token file's, TOKEN_MINT, or the demo mint)")
 					fs.StringVar(&program, "program", program, "token program of the mint: token or token-2022")
 					fs.Func("decimals", "decimals of the mint, 0 to 18 (default: the token file's, or 6)", func(v string) error {
@@ -139,7 +140,7 @@ func (f *faultFlag) Set(v string) error {
 // simulateHelp explains simulate, its routes and every fault kind.
 func simulateHelp() string {
 	var b strings.Builder
-	b.WriteString(`Serves, on 127.0.0.1, a Solana JSON-RPC node (with Helius DAS getTokenAccounts)
+	b.WriteString(`Serves, on 127.0.0.1 (or --host), a Solana JSON-RPC node (with Helius DAS getTokenAccounts)
 and the DexScreener and GeckoTerminal APIs for one token, and prints the
 variables that point the services (or "check") at them:
 

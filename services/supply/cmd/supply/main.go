@@ -11,7 +11,6 @@ import (
 	"github.com/tokendata/tokendata/services/supply"
 	"github.com/tokendata/tokendata/shared/check"
 	"github.com/tokendata/tokendata/shared/cli"
-	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/process"
 )
 
@@ -40,7 +39,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	p.LogStart(cfg)
-	c, err := supply.New(p.Common, p.Token, cfg, collector.NewDeps(p.Store, p.Registry, p.Log))
+	c, err := supply.New(p.Common, p.Token, cfg, p.CollectorDeps())
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
