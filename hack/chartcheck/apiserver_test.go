@@ -340,4 +340,10 @@ func testNotes(t *testing.T, cl *Cluster, kubectl string) {
 	if n := notes("--set", "token.existingConfigMap=mine"); strings.Contains(n, "WARNING: token.file") {
 		t.Errorf("token.existingConfigMap set: NOTES still warn about the example token file:\n%s", n)
 	}
+	// The live demo says that everything is simulated, and neither warns
+	// about the example token nor asks for an RPC Secret.
+	if n := notes("--set", "simulator.enabled=true"); !strings.Contains(n, "LIVE DEMO (simulator.enabled)") ||
+		strings.Contains(n, "WARNING: token.file") || strings.Contains(n, "upstreams.rpc.existingSecret is empty") {
+		t.Errorf("simulator.enabled: NOTES without the live-demo notice, or with the real-token warnings:\n%s", n)
+	}
 }

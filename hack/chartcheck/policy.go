@@ -3,6 +3,7 @@ package chartcheck
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -282,7 +283,9 @@ func (s Set) CheckDisruptionAndScaling() error {
 var secretish = regexp.MustCompile(`(?i)(PASSWORD|SECRET|TOKEN$|API_?KEY|RPC_URL)`)
 
 // CheckSecrets: no secret value is rendered in clear. Secret-looking
-// variables come from a Secret; REDIS_URL literals carry no credentials
+// variables come from a Secret (an RPC URL may be a literal only when it
+// names a Service of the cluster, as the live demo's simulator, with no
+// credentials, query or fragment); REDIS_URL literals carry no credentials
 // except the $(REDIS_PASSWORD) reference; the value of every rendered
 // Secret appears nowhere else.
 func (s Set) CheckSecrets() error {
@@ -293,7 +296,7 @@ func (s Set) CheckSecrets() error {
 				if e.ValueFrom != nil {
 					continue
 				}
-				if secretish.MatchString(e.Name) {
+				if secretish.MatchString(e.Name) && !inClusterURL(e.Value) {
 					errs = append(errs, fmt.Errorf("%s container %q: %s is a literal value, not from a Secret", p.owner, c.Name, e.Name))
 				}
 				if e.Name == "REDIS_URL" && strings.Contains(strings.ReplaceAll(e.Value, ":$(REDIS_PASSWORD)@", ""), "@") {
@@ -428,4 +431,16 @@ func (s Set) CheckPodTemplateLabels() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inClusterURL reports whether v is an http URL of a cluster Service
+// (host *.svc or *.svc.cluster.local) that carries no credentials, query
+// or fragment: nothing secret can be in it.
+func inClusterURL(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	h := u.Hostname()
+	return strings.HasSuffix(h, ".svc") || strings.HasSuffix(h, ".svc.cluster.local")
 }

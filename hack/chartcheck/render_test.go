@@ -291,6 +291,14 @@ func TestPoliciesCatch(t *testing.T) {
 			c := &edge(s).Spec.Template.Spec.Containers[0]
 			c.Env = append(c.Env, corev1.EnvVar{Name: "SOLANA_RPC_URL", Value: "https://rpc.example/?api-key=k"})
 		},
+		"key in an in-cluster RPC URL": func(s Set) {
+			c := &edge(s).Spec.Template.Spec.Containers[0]
+			c.Env = append(c.Env, corev1.EnvVar{Name: "SOLANA_RPC_URL", Value: "http://rpc.infra.svc:8899/?api-key=k"})
+		},
+		"credentials in an in-cluster RPC URL": func(s Set) {
+			c := &edge(s).Spec.Template.Spec.Containers[0]
+			c.Env = append(c.Env, corev1.EnvVar{Name: "HOLDERS_RPC_URL", Value: "http://user:pass@rpc.infra.svc:8899"})
+		},
 		"capabilities kept": func(s Set) {
 			edge(s).Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Drop = nil
 		},

@@ -311,11 +311,14 @@ password (an existing Secret under `helm template`).
 {{/*
 The RPC URLs of a collector, from an existing Secret (they carry API keys):
 (dict "root" $ "holders" true). Without a Secret the services use their
-built-in public endpoint.
+built-in public endpoint; with simulator.enabled, the simulator.
 */}}
 {{- define "tokendata.rpcEnv" -}}
 {{- $rpc := .root.Values.upstreams.rpc -}}
-{{- if $rpc.existingSecret }}
+{{- if .root.Values.simulator.enabled }}
+- name: SOLANA_RPC_URL
+  value: {{ include "tokendata.simulatorURL" (dict "root" .root "port" .root.Values.simulator.rpcPort) | quote }}
+{{- else if $rpc.existingSecret }}
 - name: SOLANA_RPC_URL
   valueFrom:
     secretKeyRef:
@@ -330,4 +333,51 @@ built-in public endpoint.
       optional: true
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* The market collector's aggregators: upstreams.*, or the simulator. */}}
+{{- define "tokendata.marketEnv" -}}
+{{- $ds := .Values.upstreams.dexscreenerUrl -}}
+{{- $gt := .Values.upstreams.geckoterminalUrl -}}
+{{- if .Values.simulator.enabled -}}
+{{- $ds = include "tokendata.simulatorURL" (dict "root" . "port" .Values.simulator.dexPort) -}}
+{{- $gt = printf "%s/api/v2" $ds -}}
+{{- end }}
+- name: DEXSCREENER_URL
+  value: {{ $ds | quote }}
+- name: GECKOTERMINAL_URL
+  value: {{ $gt | quote }}
+{{- end -}}
+
+{{/* The URL of a port of the simulator's Service: (dict "root" $ "port" 8899). */}}
+{{- define "tokendata.simulatorURL" -}}
+{{- printf "http://%s.%s.svc:%d" (include "tokendata.componentName" (dict "root" .root "component" "simulator")) .root.Release.Namespace (int .port) -}}
+{{- end -}}
+
+{{/* The token file's volume mount, when a token file is mounted. */}}
+{{- define "tokendata.tokenMount" -}}
+{{- if include "tokendata.hasTokenFile" . -}}
+- name: token
+  mountPath: /etc/tokendata
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/* The token file's volume, when a token file is mounted. */}}
+{{- define "tokendata.tokenVolume" -}}
+{{- if include "tokendata.hasTokenFile" . -}}
+- name: token
+  configMap:
+    name: {{ include "tokendata.tokenConfigMap" . }}
+    items:
+      - key: {{ .Values.token.existingConfigMapKey }}
+        path: token.yaml
+{{- end -}}
+{{- end -}}
+
+{{/* The checksum of the chart's own token file (rolls the pods on a change). */}}
+{{- define "tokendata.tokenChecksum" -}}
+{{- if and .Values.token.file (not .Values.token.existingConfigMap) -}}
+{{- toYaml .Values.token.file | sha256sum -}}
+{{- end -}}
 {{- end -}}
