@@ -88,8 +88,12 @@ build-modules: ## Build each module on its own (GOWORK=off), as image builds do
 	@echo "every module builds on its own"
 
 .PHONY: images
-images: ## Build the container images (Docker; REGISTRY, TAG, PUSH=1, PLATFORMS)
+images: ## Build the container images, tagged with the version (Docker; REGISTRY, TAG, PUSH=1 with SBOM and provenance, PLATFORMS, DRY_RUN=1)
 	hack/images.sh
+
+.PHONY: release
+release: ## On a clean checkout tagged v<VERSION>: make test (SKIP_TESTS=1 skips), multi-arch images with SBOM and provenance, chart packaged and pushed (DRY_RUN=1: checks and package only)
+	.ci/release
 
 .PHONY: kind-up
 kind-up: ## Create a local kind cluster with ingress (MONITORING=1 adds kube-prometheus-stack); needs Docker

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The chart's CI checks (make chart-check; make test calls it):
-#  - every hack/ script parses (bash -n);
+#  - every hack/ and .ci/ script parses (bash -n);
 #  - helm lint --strict, with the defaults and every charts/tokendata/ci/*.yaml;
 #  - hack/chartcheck (its own Go module, outside go.work): helm template over
 #    the same matrix, every object decoded strictly (client-go scheme +
@@ -25,7 +25,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-for f in hack/*.sh; do
+for f in hack/*.sh .ci/*; do
   bash -n "$f"
 done
 
