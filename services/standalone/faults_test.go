@@ -141,8 +141,19 @@ func newEdge(t *testing.T, info standalone.Info, opts ...func(*config.Common)) (
 		t.Fatal(err)
 	}
 	st := store.New(store.NewRedis(redisOpts), info.Mint)
-	api, err := edge.New(common, info.Token, edge.DefaultConfig(), edge.Deps{Store: st, Demo: info.Demo,
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	t.Cleanup(func() { // after the edge has stopped
+		_ = st.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return runEdge(t, common, info.Token, edge.Deps{Store: st, Demo: info.Demo})
+}
+
+// runEdge serves an edge of tok over deps.Store on a free loopback port
+// until the test ends, and returns it with its base URL.
+func runEdge(t *testing.T, common config.Common, tok config.Token, deps edge.Deps) (*edge.Server, string) {
+	t.Helper()
+	deps.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	api, err := edge.New(common, tok, edge.DefaultConfig(), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +167,8 @@ func newEdge(t *testing.T, info standalone.Info, opts ...func(*config.Common)) (
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("new edge stopped with %v", err)
+			t.Errorf("edge of %s stopped with %v", tok.Name, err)
 		}
-		_ = st.Close()
-		http.DefaultClient.CloseIdleConnections()
 	})
 	return api, "http://" + ln.Addr().String()
 }

@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,25 +212,8 @@ func hostileEdge(t *testing.T, r *running) string {
 		t.Fatal(err)
 	}
 	common.DrainDelay = 0
-	api, err := edge.New(common, tok, edge.DefaultConfig(), edge.Deps{Store: r.info.Store, Demo: true,
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- api.RunOn(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("hostile edge stopped with %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	_, base := runEdge(t, common, tok, edge.Deps{Store: r.info.Store, Demo: true})
+	return base
 }
 
 // newBrowser starts headless Chromium with a fresh profile and nothing
