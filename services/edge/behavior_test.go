@@ -421,3 +421,25 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestBoundaryWithoutTheRefresher: a request made past a boundary (a
+// stale-after, a TTL) gets the view of that moment even when the
+// refresher has not re-rendered (its timer late on a busy machine): never
+// a price past its TTL, never a stale one flagged fresh.
+func TestBoundaryWithoutTheRefresher(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeAll()
+	h.refresh()
+	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "false" {
+		t.Fatalf("fresh: %d %v", rec.Code, rec.Header())
+	}
+	h.clock.Add(151 * time.Second) // market is 181 s old: past its stale-after, nobody re-rendered
+	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
+		t.Fatalf("past the stale-after: %d, X-Data-Stale %q", rec.Code, rec.Header().Get("X-Data-Stale"))
+	}
+	h.clock.Add(contract.DefaultTimings[contract.DomainMarket].TTL) // past the TTL
+	rec := h.do(http.MethodGet, PathPrice)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"data_unavailable"`) {
+		t.Fatalf("past the TTL: %d %s, want 503 data_unavailable", rec.Code, rec.Body)
+	}
+}

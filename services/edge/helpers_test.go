@@ -70,11 +70,12 @@ func newHarness(t testing.TB, st *store.Store, opts ...harnessOpt) *harness {
 func newHarnessOf(t testing.TB, token config.Token, st *store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
 	ck := &clock{t: t0}
-	// A store of the harness reads and trims on the edge's clock (Deps.Now,
-	// whatever the options make it).
+	// A store of the harness reads, trims and counts TTLs on the edge's
+	// clock (Deps.Now, whatever the options make it).
 	var storeNow func() time.Time
 	if st == nil {
-		st = store.New(store.NewMemory(), config.DemoMint, store.WithClock(func() time.Time { return storeNow() }))
+		now := func() time.Time { return storeNow() }
+		st = store.New(store.NewMemoryOn(now), config.DemoMint, store.WithClock(now))
 	}
 	var common config.Common // the defaults, whatever the test process's environment
 	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{}}); err != nil {

@@ -104,7 +104,7 @@ func (s *Server) newEngine() *gin.Engine {
 
 func (s *Server) serveRendered(i int) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		s.view.Load().routes[i].write(c.Writer, c.Request)
+		s.current().routes[i].write(c.Writer, c.Request)
 	}
 }
 
@@ -116,7 +116,7 @@ func (s *Server) serveHistory(c *gin.Context) {
 		s.errNotFound.write(c.Writer, c.Request)
 		return
 	}
-	s.view.Load().hist[i][j].resp.write(c.Writer, c.Request)
+	s.current().hist[i][j].resp.write(c.Writer, c.Request)
 }
 
 // historyIndex finds a history answer by its path segments.

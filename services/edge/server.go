@@ -414,6 +414,25 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	}
 }
 
+// current is the view to serve now: the published one, re-rendered first
+// when a domain crossed its stale-after or TTL since and the refresher has
+// not done it yet (its timer late on a busy machine), so that no answer
+// outlives its data's TTL or misses its stale flag because a goroutine
+// was not scheduled. When a refresh holds the lock, it publishes as soon
+// as its store read ends, due boundaries included: the request does not
+// wait for it.
+func (s *Server) current() *view {
+	v := s.view.Load()
+	if v.nextChange.IsZero() || s.now().Before(v.nextChange) {
+		return v
+	}
+	if s.refreshMu.TryLock() {
+		s.rerenderLocked(s.now(), false)
+		s.refreshMu.Unlock()
+	}
+	return s.view.Load()
+}
+
 // rerender re-renders the current state when a domain crossed a boundary.
 func (s *Server) rerender() {
 	s.refreshMu.Lock()

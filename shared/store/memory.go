@@ -25,8 +25,12 @@ type memEntry struct {
 }
 
 // NewMemory returns an empty in-memory backend.
-func NewMemory() *Memory {
-	return &Memory{now: time.Now, vals: map[string]memEntry{}, series: map[string]*memSeries{},
+func NewMemory() *Memory { return NewMemoryOn(time.Now) }
+
+// NewMemoryOn returns an empty in-memory backend whose TTLs run on now: a
+// test with a clock of its own sees the exact TTLs it wrote.
+func NewMemoryOn(now func() time.Time) *Memory {
+	return &Memory{now: now, vals: map[string]memEntry{}, series: map[string]*memSeries{},
 		subs: map[string]map[*memSub]struct{}{}}
 }
 
