@@ -129,19 +129,20 @@ func TestStaleCrossing(t *testing.T) {
 func TestExpired(t *testing.T) {
 	h := newHarness(t, nil, func(_ *config.Common, _ *Config, d *Deps) { d.Now = time.Now })
 	h.writeAll()
-	// market with a TTL of 300 ms (the memory store expires it for real)
+	// market with a TTL of 2 s (the memory store expires it for real; a
+	// request past it gets 503 at once, so the first one must come sooner)
 	env, err := contract.NewEnvelope(h.store.Mint(), contract.DomainMarket, time.Now(), edgetest.Source(contract.DomainMarket, false), edgetest.Market())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.Write(context.Background(), env, 300*time.Millisecond); err != nil {
+	if err := h.store.Write(context.Background(), env, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	h.refresh()
 	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK {
 		t.Fatalf("before expiry: %d", rec.Code)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(2100 * time.Millisecond)
 	h.refresh()
 	rec := h.do(http.MethodGet, PathPrice)
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "30" ||

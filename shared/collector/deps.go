@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/store"
 )
 
@@ -29,4 +30,12 @@ type Deps struct {
 // for the collector's own series, and the process logger.
 func NewDeps(st *store.Store, reg prometheus.Registerer, log *slog.Logger) Deps {
 	return Deps{Store: st, Metrics: NewMetrics(reg), Registry: reg, Log: log}
+}
+
+// NewDepsOf is NewDeps for a collector process: what it writes is marked
+// simulated when its upstreams are the simulator (UPSTREAMS_SIMULATED).
+func NewDepsOf(c config.Common, st *store.Store, reg prometheus.Registerer, log *slog.Logger) Deps {
+	d := NewDeps(st, reg, log)
+	d.Simulated = c.UpstreamsSimulated
+	return d
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
@@ -128,15 +127,6 @@ func (p *Process) Serve(ctx context.Context, ready func() bool, actors ...lifecy
 // probe). A pprof profile or trace extends it by its ?seconds=, which
 // ops.MaxProfileSeconds bounds.
 const OpsWriteTimeout = 30 * time.Second
-
-// CollectorDeps are a collector's dependencies on this process: its
-// store, registry and log; what it writes is marked simulated when the
-// upstreams are the simulator (UPSTREAMS_SIMULATED).
-func (p *Process) CollectorDeps() collector.Deps {
-	deps := collector.NewDeps(p.Store, p.Registry, p.Log)
-	deps.Simulated = p.Common.UpstreamsSimulated
-	return deps
-}
 
 // Close releases the store.
 func (p *Process) Close() { _ = p.Store.Close() }

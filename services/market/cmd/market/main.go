@@ -11,6 +11,7 @@ import (
 	"github.com/tokendata/tokendata/services/market"
 	"github.com/tokendata/tokendata/shared/check"
 	"github.com/tokendata/tokendata/shared/cli"
+	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/process"
 )
 
@@ -39,7 +40,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	p.LogStart(cfg)
-	c, err := market.New(p.Common, p.Token, cfg, p.CollectorDeps())
+	c, err := market.New(p.Common, p.Token, cfg, collector.NewDepsOf(p.Common, p.Store, p.Registry, p.Log))
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
