@@ -127,22 +127,22 @@ func TestStaleCrossing(t *testing.T) {
 // TestExpired: past its TTL a document is gone and the endpoint answers
 // 503 data_unavailable with Retry-After.
 func TestExpired(t *testing.T) {
-	h := newHarness(t, nil, func(_ *config.Common, _ *Config, d *Deps) { d.Now = time.Now })
+	h := newHarness(t, nil)
 	h.writeAll()
-	// market with a TTL of 2 s (the memory store expires it for real; a
-	// request past it gets 503 at once, so the first one must come sooner)
-	env, err := contract.NewEnvelope(h.store.Mint(), contract.DomainMarket, time.Now(), edgetest.Source(contract.DomainMarket, false), edgetest.Market())
+	// market with a TTL of 300 ms (the memory store runs on the harness's
+	// clock, as the edge does)
+	env, err := contract.NewEnvelope(h.store.Mint(), contract.DomainMarket, h.clock.Now(), edgetest.Source(contract.DomainMarket, false), edgetest.Market())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.Write(context.Background(), env, 2*time.Second); err != nil {
+	if err := h.store.Write(context.Background(), env, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	h.refresh()
 	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK {
-		t.Fatalf("before expiry: %d", rec.Code)
+		t.Fatalf("before expiry: %d %s", rec.Code, rec.Body)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	h.clock.Add(300 * time.Millisecond)
 	h.refresh()
 	rec := h.do(http.MethodGet, PathPrice)
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "30" ||

@@ -70,7 +70,8 @@ type Server struct {
 	warm     atomic.Bool
 	draining atomic.Bool
 
-	refreshMu sync.Mutex // one refresh at a time
+	readMu    sync.Mutex // one store read of a refresh at a time
+	refreshMu sync.Mutex // one merge and render of a view at a time
 	// histMu orders history reads: the first one (in the first refresh)
 	// and the later ones (in the refresh, or the refresher's history
 	// goroutine). histReads is when each domain's history was last read.
@@ -361,8 +362,10 @@ func (s *Server) Refresh(ctx context.Context) { s.refresh(ctx, contract.Domains.
 // whose size or expiry moved (store.Reader); a value above
 // EDGE_MAX_DOCUMENT_BYTES is refused unread.
 func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
-	s.refreshMu.Lock()
-	defer s.refreshMu.Unlock()
+	// The store read holds readMu only: a request at a boundary (current)
+	// waits for a render at most, never for the store.
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
 	defer cancel()
 	// A remaining TTL counts from some instant of the read: counted from
@@ -384,7 +387,9 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 		if prevHealth.ok || prevHealth.checkedAt.IsZero() {
 			s.log.Warn("store read failed; serving the last snapshot", "error", s.redact(err.Error()))
 		}
+		s.refreshMu.Lock()
 		s.rerenderLocked(now, false)
+		s.refreshMu.Unlock()
 		return
 	}
 	s.metrics.refreshes.WithLabelValues("ok").Inc()
@@ -401,6 +406,8 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 		}
 		read[d] = rd
 	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
 	cur := s.view.Load()
 	next, problems := merge(cur.st, read, errs, statuses, now)
 	for _, p := range problems {
@@ -493,18 +500,17 @@ func (s *Server) updateHistoryLocked(ctx context.Context) {
 // when a domain crossed its stale-after or TTL since and the refresher has
 // not done it yet (its timer late on a busy machine), so that no answer
 // outlives its data's TTL or misses its stale flag because a goroutine
-// was not scheduled. When a refresh holds the lock, it publishes as soon
-// as its store read ends, due boundaries included: the request does not
-// wait for it.
+// was not scheduled. It waits for a render under way at most (never for
+// a store read): the first request past the boundary renders, the others
+// find the new view.
 func (s *Server) current() *view {
 	v := s.view.Load()
 	if v.nextChange.IsZero() || s.now().Before(v.nextChange) {
 		return v
 	}
-	if s.refreshMu.TryLock() {
-		s.rerenderLocked(s.now(), false)
-		s.refreshMu.Unlock()
-	}
+	s.refreshMu.Lock()
+	s.rerenderLocked(s.now(), false)
+	s.refreshMu.Unlock()
 	return s.view.Load()
 }
 
