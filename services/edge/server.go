@@ -413,9 +413,13 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	for _, p := range problems {
 		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
 	}
-	if !s.loaded.Load() {
-		// the first view carries the history: no history body ever
-		// answers empty for want of a read
+	async := s.histAsync.Load()
+	if !s.loaded.Load() && !async {
+		// the first view of a start carries the history: no history body
+		// answers empty for want of a read (a first read that comes
+		// later, the store having been down at the start, leaves it to
+		// the history goroutine: until it has read, the history answers
+		// 503 data_unavailable, and the data waits for nothing)
 		s.histMu.Lock()
 		if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
 			next.hist = hist
@@ -427,21 +431,20 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	if !sameState(cur.st, next) || (!cur.nextChange.IsZero() && !now.Before(cur.nextChange)) {
 		s.publish(next, now)
 	}
-	if !wasLoaded {
-		return
-	}
 	// The documents first, then their history: reading up to 15 series
 	// never holds back a new price or supply. Under the refresher, its
 	// history goroutine reads them, so that the next refresh and the
 	// boundaries do not wait either.
-	if s.histAsync.Load() {
+	if async {
 		select {
 		case s.histWake <- struct{}{}:
 		default: // a read is already asked for
 		}
 		return
 	}
-	s.updateHistoryLocked(ctx)
+	if wasLoaded {
+		s.updateHistoryLocked(ctx)
+	}
 }
 
 // historyLoop reads the history when a refresh asks, until ctx is done.

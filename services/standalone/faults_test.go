@@ -307,9 +307,11 @@ func TestRedisDownSixtySeconds(t *testing.T) {
 
 	rs.Resume() // empty: no persistence
 	back := time.Now()
-	// One watch tick to write back, one snapshot poll of the new edge
-	// (it could not subscribe while Redis was down), and 2 s of slack.
-	bound := watch + edge.DefaultConfig().SnapshotPoll + 2*time.Second
+	// One watch tick to write back; up to two snapshot polls of the new
+	// edge (it could not subscribe while Redis was down, and its first
+	// read may fall between two collectors' write-backs); 3 s for its
+	// renders (up to 2 s each under the race detector).
+	bound := watch + 2*edge.DefaultConfig().SnapshotPoll + 3*time.Second
 	for {
 		got := map[string]answer{}
 		all := api.Ready()
