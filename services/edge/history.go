@@ -236,3 +236,55 @@ func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refr
 	hs.points = pts
 	return hs
 }
+
+// historyLoop reads the history when a refresh asks, until ctx is done.
+func (s *Server) historyLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.histWake:
+		}
+		s.histMu.Lock()
+		st := s.view.Load().st
+		hist, changed := s.readHistory(ctx, st, st, s.now())
+		s.histMu.Unlock()
+		if changed {
+			s.publishHistory(hist)
+		}
+	}
+}
+
+// publishHistory publishes the current view with hist. It renders
+// outside refreshMu (the history bodies are the long part of a render)
+// and swaps the view under it only if nobody published meanwhile; else
+// it renders again onto the newer view.
+func (s *Server) publishHistory(hist map[histKey]*historySeries) {
+	for {
+		cur := s.view.Load()
+		next := *cur.st
+		next.hist = hist
+		v := s.render(&next, s.now())
+		s.refreshMu.Lock()
+		if s.view.Load() == cur {
+			s.view.Store(v)
+			s.metrics.renders.Inc()
+			s.refreshMu.Unlock()
+			return
+		}
+		s.refreshMu.Unlock()
+	}
+}
+
+// updateHistoryLocked reads the history of the current view and publishes
+// it when it changed (refreshMu held).
+func (s *Server) updateHistoryLocked(ctx context.Context) {
+	s.histMu.Lock()
+	defer s.histMu.Unlock()
+	st := s.view.Load().st
+	if hist, changed := s.readHistory(ctx, st, st, s.now()); changed {
+		withHist := *st
+		withHist.hist = hist
+		s.publish(&withHist, s.now())
+	}
+}

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,99 +259,6 @@ func (s *Server) refusedConn() {
 	}
 }
 
-// Refresher keeps the snapshot current until ctx is done: it re-reads the
-// store when a collector publishes an update, every SnapshotPoll, and
-// re-renders when a domain crosses its stale-after or its TTL. A poll
-// fetches only the documents whose size or expiry moved; a notification
-// also fetches the domains it names.
-func (s *Server) Refresher(ctx context.Context) error {
-	var updates <-chan contract.Domain
-	var closeSub func() error
-	subscribe := func() {
-		ch, c, err := s.store.Updates(ctx)
-		if err != nil {
-			s.log.Warn("update notifications unavailable; polling only", "error", s.redact(err.Error()))
-			return
-		}
-		updates, closeSub = ch, c
-	}
-	// Subscribe before the first read: an update published while that read
-	// and its render run (the edge is ready once it has read) is queued,
-	// not lost until the next poll.
-	subscribe()
-	defer func() {
-		if closeSub != nil {
-			_ = closeSub()
-		}
-	}()
-	s.Refresh(ctx)
-	// History reads from here on run beside the refreshes.
-	hctx, stopHistory := context.WithCancel(ctx)
-	var hist sync.WaitGroup
-	hist.Go(func() { s.historyLoop(hctx) })
-	s.histAsync.Store(true)
-	defer func() {
-		s.histAsync.Store(false)
-		stopHistory()
-		hist.Wait()
-	}()
-	poll := time.NewTicker(s.cfg.SnapshotPoll)
-	defer poll.Stop()
-	change := time.NewTimer(time.Hour)
-	defer change.Stop()
-	for {
-		change.Reset(s.untilNextChange())
-		select {
-		case <-ctx.Done():
-			return nil
-		case d, ok := <-updates:
-			if !ok { // subscription ended: poll, and try again on the next tick
-				updates, closeSub = nil, nil
-				continue
-			}
-			s.refresh(ctx, drain(updates, d)...)
-		case <-poll.C:
-			if updates == nil {
-				subscribe()
-			}
-			s.refresh(ctx)
-		case <-change.C:
-			s.rerender()
-		}
-	}
-}
-
-// drain empties ch of queued notifications and returns the domains they
-// name, first included: one refresh reads them all.
-func drain(ch <-chan contract.Domain, first contract.Domain) []contract.Domain {
-	ds := []contract.Domain{first}
-	for {
-		select {
-		case d, ok := <-ch:
-			if !ok {
-				return ds
-			}
-			if !slices.Contains(ds, d) {
-				ds = append(ds, d)
-			}
-		default:
-			return ds
-		}
-	}
-}
-
-func (s *Server) untilNextChange() time.Duration {
-	next := s.view.Load().nextChange
-	if next.IsZero() {
-		return time.Hour
-	}
-	d := next.Sub(s.now())
-	if d < time.Millisecond {
-		d = time.Millisecond
-	}
-	return d
-}
-
 // Refresh reads the store once, every document fetched again, and
 // publishes a new view when anything changed. A failed read keeps the
 // current snapshot.
@@ -444,58 +350,6 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	}
 	if wasLoaded {
 		s.updateHistoryLocked(ctx)
-	}
-}
-
-// historyLoop reads the history when a refresh asks, until ctx is done.
-func (s *Server) historyLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.histWake:
-		}
-		s.histMu.Lock()
-		st := s.view.Load().st
-		hist, changed := s.readHistory(ctx, st, st, s.now())
-		s.histMu.Unlock()
-		if changed {
-			s.publishHistory(hist)
-		}
-	}
-}
-
-// publishHistory publishes the current view with hist. It renders
-// outside refreshMu (the history bodies are the long part of a render)
-// and swaps the view under it only if nobody published meanwhile; else
-// it renders again onto the newer view.
-func (s *Server) publishHistory(hist map[histKey]*historySeries) {
-	for {
-		cur := s.view.Load()
-		next := *cur.st
-		next.hist = hist
-		v := s.render(&next, s.now())
-		s.refreshMu.Lock()
-		if s.view.Load() == cur {
-			s.view.Store(v)
-			s.metrics.renders.Inc()
-			s.refreshMu.Unlock()
-			return
-		}
-		s.refreshMu.Unlock()
-	}
-}
-
-// updateHistoryLocked reads the history of the current view and publishes
-// it when it changed (refreshMu held).
-func (s *Server) updateHistoryLocked(ctx context.Context) {
-	s.histMu.Lock()
-	defer s.histMu.Unlock()
-	st := s.view.Load().st
-	if hist, changed := s.readHistory(ctx, st, st, s.now()); changed {
-		withHist := *st
-		withHist.hist = hist
-		s.publish(&withHist, s.now())
 	}
 }
 

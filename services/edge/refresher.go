@@ -1,0 +1,103 @@
+package edge
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// Refresher keeps the snapshot current until ctx is done: it re-reads the
+// store when a collector publishes an update, every SnapshotPoll, and
+// re-renders when a domain crosses its stale-after or its TTL. A poll
+// fetches only the documents whose size or expiry moved; a notification
+// also fetches the domains it names.
+func (s *Server) Refresher(ctx context.Context) error {
+	var updates <-chan contract.Domain
+	var closeSub func() error
+	subscribe := func() {
+		ch, c, err := s.store.Updates(ctx)
+		if err != nil {
+			s.log.Warn("update notifications unavailable; polling only", "error", s.redact(err.Error()))
+			return
+		}
+		updates, closeSub = ch, c
+	}
+	// Subscribe before the first read: an update published while that read
+	// and its render run (the edge is ready once it has read) is queued,
+	// not lost until the next poll.
+	subscribe()
+	defer func() {
+		if closeSub != nil {
+			_ = closeSub()
+		}
+	}()
+	s.Refresh(ctx)
+	// History reads from here on run beside the refreshes.
+	hctx, stopHistory := context.WithCancel(ctx)
+	var hist sync.WaitGroup
+	hist.Go(func() { s.historyLoop(hctx) })
+	s.histAsync.Store(true)
+	defer func() {
+		s.histAsync.Store(false)
+		stopHistory()
+		hist.Wait()
+	}()
+	poll := time.NewTicker(s.cfg.SnapshotPoll)
+	defer poll.Stop()
+	change := time.NewTimer(time.Hour)
+	defer change.Stop()
+	for {
+		change.Reset(s.untilNextChange())
+		select {
+		case <-ctx.Done():
+			return nil
+		case d, ok := <-updates:
+			if !ok { // subscription ended: poll, and try again on the next tick
+				updates, closeSub = nil, nil
+				continue
+			}
+			s.refresh(ctx, drain(updates, d)...)
+		case <-poll.C:
+			if updates == nil {
+				subscribe()
+			}
+			s.refresh(ctx)
+		case <-change.C:
+			s.rerender()
+		}
+	}
+}
+
+// drain empties ch of queued notifications and returns the domains they
+// name, first included: one refresh reads them all.
+func drain(ch <-chan contract.Domain, first contract.Domain) []contract.Domain {
+	ds := []contract.Domain{first}
+	for {
+		select {
+		case d, ok := <-ch:
+			if !ok {
+				return ds
+			}
+			if !slices.Contains(ds, d) {
+				ds = append(ds, d)
+			}
+		default:
+			return ds
+		}
+	}
+}
+
+func (s *Server) untilNextChange() time.Duration {
+	next := s.view.Load().nextChange
+	if next.IsZero() {
+		return time.Hour
+	}
+	d := next.Sub(s.now())
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	return d
+}
