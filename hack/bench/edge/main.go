@@ -280,7 +280,7 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	fmt.Printf("wrk -t2 -c%d -d%s on 127.0.0.1, %d CPUs, %d interleaved rounds per path (medians); edge: every middleware on, access log sampled 1/%d into /dev/null, snapshot from Redis\n",
 		conns, d, runtime.NumCPU(), rounds, edge.DefaultConfig().AccessLogSample)
 	fmt.Printf("minimal: a Gin handler writing a constant body of the same size; +headers: the same, also sending the headers the contract requires of a data answer\n")
-	fmt.Printf("tier: the chart's nginx config (helm template) in front of the edge, every request a cache HIT; static: Debian's nginx serving the same bytes from a file with the same headers and access log\n")
+	fmt.Printf("tier: the chart's nginx config (helm template) in front of the edge, every request a cache HIT; static: Debian's nginx serving the same bytes from a file with the same headers, access log and number of workers as the tier\n")
 	fmt.Printf("allocs/op: go test -bench 'Serve/identity' ./services/edge (the benchmark's own writer and header map included)\n\n")
 	fmt.Printf("cpu: the server's CPU time per request in µs (process and children), steadier than throughput on a loaded machine\n\n")
 	fmt.Printf("%-18s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %-17s | %-17s | %-17s | %s\n", "path", "bytes",

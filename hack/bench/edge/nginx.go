@@ -193,10 +193,18 @@ func nginxValue(v string) (string, error) {
 // the static server takes over: both servers log every request alike.
 var accessLogRE = regexp.MustCompile(`(?s)\n[ \t]*log_format .*?\n[ \t]*access_log [^\n]*;`)
 
+// workersRE finds the tier's worker_processes, which the static server
+// takes over: both get the same number of workers (the chart derives the
+// tier's from the container's CPU, 1 by default; "auto" would give the
+// static server one per CPU of the machine and the comparison would be
+// of worker counts, not of the hit path).
+var workersRE = regexp.MustCompile(`(?m)^[ \t]*worker_processes[ \t]+([^;\s]+);`)
+
 // startStatic runs Debian's nginx serving each path's body, as the tier
 // answers it without Accept-Encoding, from a file, with the same headers
 // (the file's mtime gives Last-Modified; X-Request-Id is nginx's
-// $request_id, as in the tier) and the tier's access log.
+// $request_id, as in the tier), the tier's access log and its number of
+// workers.
 func startStatic(nginx, dir, tierAddr, tierConf string) (string, *exec.Cmd, error) {
 	if err := nginxDirs(dir, "files", "tmp"); err != nil {
 		return "", nil, err
@@ -208,6 +216,10 @@ func startStatic(nginx, dir, tierAddr, tierConf string) (string, *exec.Cmd, erro
 	logging := accessLogRE.FindString(tierConf)
 	if logging == "" {
 		return "", nil, errors.New("no log_format and access_log in the tier's config")
+	}
+	workers := workersRE.FindStringSubmatch(tierConf)
+	if workers == nil {
+		return "", nil, errors.New("no worker_processes in the tier's config")
 	}
 	var locs strings.Builder
 	for i, p := range paths {
@@ -246,7 +258,7 @@ func startStatic(nginx, dir, tierAddr, tierConf string) (string, *exec.Cmd, erro
 	}
 	tmp := filepath.Join(dir, "tmp")
 	conf := fmt.Sprintf(`daemon off;
-worker_processes auto;
+worker_processes %[5]s;
 pid %[1]s/nginx.pid;
 error_log stderr warn;
 events {
@@ -273,7 +285,7 @@ http {
         }
 %[4]s    }
 }
-`, tmp, logging, listen, locs.String())
+`, tmp, logging, listen, locs.String(), workers[1])
 	cmd, err := startNginx(nginx, dir, conf, "http://"+listen+"/nginx-healthz")
 	if err != nil {
 		return "", nil, err

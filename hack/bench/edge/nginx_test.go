@@ -84,3 +84,13 @@ func TestCPUTicks(t *testing.T) {
 		t.Errorf("cpuTicks %d then %d after 300 ms of work (%d loops)", before, after, x)
 	}
 }
+
+func TestWorkersRE(t *testing.T) {
+	conf := "daemon off;\nworker_processes 3;\npid /tmp/x/nginx.pid;\n"
+	if m := workersRE.FindStringSubmatch(conf); m == nil || m[1] != "3" {
+		t.Fatalf("workersRE on %q: %q", conf, m)
+	}
+	if m := workersRE.FindStringSubmatch("events {}\n"); m != nil {
+		t.Fatalf("workersRE found %q where there is none", m)
+	}
+}
