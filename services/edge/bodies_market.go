@@ -64,7 +64,7 @@ func (r *renderer) price() *response {
 	}
 	in := r.info(contract.DomainMarket)
 	return r.okJSON(priceBody{
-		Mint: r.token.Mint, PriceUSD: num(*m.PriceUSD), PriceQuote: numPtr(m.PriceQuote),
+		Mint: r.token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
 		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
 		Source:    r.st.docs[contract.DomainMarket].env.Source,
 		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
@@ -72,27 +72,40 @@ func (r *renderer) price() *response {
 }
 
 // valuation computes market cap (price × circulating supply) and FDV
-// (price × maximum supply) in decimal arithmetic, published at the
-// precision of the price: the supplies are exact, so the product has the
-// price's significant digits, and as a USD total no finer than cents
-// (amount.RoundUSD). FDV is nil when the issuer discloses no maximum
-// supply.
+// (price × maximum supply) in exact arithmetic from the price's basis,
+// published at the precision of the price: the supplies are exact, so
+// the product has the price's significant digits (carried by the market
+// document, never read back from the stored price), and as a USD total
+// no finer than cents, rounded once (contract.Market.PriceTimes). FDV is
+// nil when the issuer discloses no maximum supply.
 func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.Number) {
 	if m == nil || m.PriceUSD == nil {
 		return nil, nil
 	}
-	sig := amount.Significant(*m.PriceUSD)
 	if sp != nil {
 		if c, err := decimal.NewFromString(string(sp.circulating.value)); err == nil {
-			mcap = ptr(num(amount.RoundUSD(m.PriceUSD.Mul(c), sig)))
+			v, _ := m.PriceTimes(c)
+			mcap = ptr(num(v))
 		}
 	}
 	if whole, ok := r.maxSupplyWhole(); ok {
 		if mx, err := decimal.NewFromString(whole); err == nil {
-			fdv = ptr(num(amount.RoundUSD(m.PriceUSD.Mul(mx), sig)))
+			v, _ := m.PriceTimes(mx)
+			fdv = ptr(num(v))
 		}
 	}
 	return mcap, fdv
+}
+
+// priceNum is the market's price (m.PriceUSD set) with the significant
+// digits it carries: "0.01230", not the 0.0123 the stored decimal shows.
+func priceNum(m *contract.Market) json.Number { return json.Number(m.PriceString()) }
+
+func priceNumPtr(m *contract.Market) *json.Number {
+	if m.PriceUSD == nil {
+		return nil
+	}
+	return ptr(priceNum(m))
 }
 
 // usdTotal is a sum of the aggregator's USD figures as published: to the
@@ -201,7 +214,7 @@ func (r *renderer) market() *response {
 	m := r.st.market()
 	if m != nil {
 		b.MarketStatus = ptr(m.Status)
-		b.PriceUSD = numPtr(m.PriceUSD)
+		b.PriceUSD = priceNumPtr(m)
 		b.PriceChange24hPercent = numPtr(m.PriceChange.H24)
 		b.LiquidityUSD = ptr(usdTotal(m.LiquidityUSD))
 		b.Volume24hUSD = ptr(usdTotal(m.VolumeUSD.H24))
@@ -339,7 +352,7 @@ func (r *renderer) marketData() *response {
 	if m != nil {
 		b.MarketStatus = ptr(m.Status)
 		if m.PriceUSD != nil {
-			b.Price = &priceSection{USD: num(*m.PriceUSD), Quote: numPtr(m.PriceQuote), QuoteSymbol: m.QuoteSymbol,
+			b.Price = &priceSection{USD: priceNum(m), Quote: numPtr(m.PriceQuote), QuoteSymbol: m.QuoteSymbol,
 				ChangePercent: contract.Windows[*json.Number]{M5: numPtr(m.PriceChange.M5), H1: numPtr(m.PriceChange.H1),
 					H6: numPtr(m.PriceChange.H6), H24: numPtr(m.PriceChange.H24)}}
 		}

@@ -123,7 +123,7 @@ func (r *renderer) portalPage() *portalPage {
 	var mb marketBody
 	if m != nil {
 		p.MarketStatus = m.Status
-		mb.PriceUSD, mb.PriceChange24hPercent = numPtr(m.PriceUSD), numPtr(m.PriceChange.H24)
+		mb.PriceUSD, mb.PriceChange24hPercent = priceNumPtr(m), numPtr(m.PriceChange.H24)
 		mb.LiquidityUSD, mb.Volume24hUSD = ptr(num(m.LiquidityUSD)), ptr(num(m.VolumeUSD.H24))
 		p.Txns24h = newFigure("txns_24h", "count", ptr(json.Number(strconv.FormatInt(m.Txns.H24.Buys+m.Txns.H24.Sells, 10))))
 		p.Buys24h = newFigure("buys_24h", "count", ptr(json.Number(strconv.FormatInt(m.Txns.H24.Buys, 10))))

@@ -165,6 +165,7 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 		})
 		m.Status = contract.MarketOK
 		m.PriceUSD, m.PriceQuote = best.pair.PriceUSD, best.pair.PriceQuote
+		m.PriceBasis = priceBasis(best.pair.Side, best.wire)
 		m.QuoteSymbol = best.pair.Quote.Symbol
 		if best.pair.Side == contract.SideQuote {
 			m.QuoteSymbol = best.pair.Base.Symbol
@@ -243,6 +244,15 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 	return m, checkDocument(m)
 }
 
+// priceBasis is the basis of a usable pair's price (pricePair): its
+// priceUsd, and its priceNative where the token is the quote.
+func priceBasis(side string, w *wirePair) *contract.PriceBasis {
+	if side == contract.SideBase {
+		return contract.NewPriceBasis(*w.PriceUSD, nil)
+	}
+	return contract.NewPriceBasis(*w.PriceUSD, w.PriceNative)
+}
+
 // pricePair sets the token's USD price and price in the other token of a
 // kept pair, or the reason it is not usable.
 func pricePair(p *contract.Pair, w *wirePair) {
@@ -270,7 +280,7 @@ func pricePair(p *contract.Pair, w *wirePair) {
 	// (1 is exact), as precise as the aggregator's figures make it
 	// (docs/decisions.md, Bodies).
 	if native != nil {
-		inv := quotient(decimal.NewFromInt(1), *native, amount.Significant(*native))
+		inv := amount.Quotient(decimal.NewFromInt(1), *native, amount.Significant(*native))
 		p.PriceQuote = &inv
 	}
 	switch {
@@ -281,7 +291,7 @@ func pricePair(p *contract.Pair, w *wirePair) {
 	case w.PriceUSD.Sign() <= 0:
 		p.Reason = ReasonPriceNotPositive
 	default:
-		q := quotient(*w.PriceUSD, *native, min(amount.Significant(*w.PriceUSD), amount.Significant(*native)))
+		q := contract.NewPriceBasis(*w.PriceUSD, native).Price()
 		switch {
 		case q.Sign() <= 0:
 			p.Reason = ReasonPriceNotPositive
@@ -291,23 +301,6 @@ func pricePair(p *contract.Pair, w *wirePair) {
 			p.PriceUSD, p.Usable = &q, true
 		}
 	}
-}
-
-// quotient is a / b (a ≥ 0, b > 0) rounded once, half up, to digits
-// significant digits, exact when the quotient has no more digits than
-// that.
-func quotient(a, b decimal.Decimal, digits int32) decimal.Decimal {
-	// lead is the number of digits before the point of x (negative for
-	// leading zeros after it): the power of ten above its leading digit.
-	lead := func(x decimal.Decimal) int { return int(x.Exponent()) + len(x.Coefficient().String()) }
-	mag := lead(a) - lead(b) // the quotient's lead is mag or mag+1
-	q := a.DivRound(b, digits-int32(mag)-1)
-	if q.Sign() != 0 && lead(q) <= mag {
-		// The lead is mag: one digit short. Redo from a and b (not from
-		// q: that would round twice).
-		q = a.DivRound(b, digits-int32(mag))
-	}
-	return q
 }
 
 func addTxns(dst *contract.Txns, v contract.Txns) {

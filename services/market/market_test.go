@@ -155,6 +155,43 @@ func TestTokenAsQuote(t *testing.T) {
 	h.goldenEnvelope("token_as_quote")
 }
 
+// TestPriceBasisKeepsDigits: the document carries the significant digits
+// of its price and the figures it came from, so that a trailing zero lost
+// by the stored decimal (0.01230 is stored 0.0123, 1.50 is 1.5) costs no
+// digit of the market cap, and the product is taken of the exact value.
+func TestPriceBasisKeepsDigits(t *testing.T) {
+	side := dexsim.Token{Address: "SideExampLe11111111111111111111111111111111", Name: "Side", Symbol: "SIDE"}
+	circulating := dec("987654321.123456789")
+	cases := []struct {
+		name         string
+		pair         dexsim.Pair
+		digits       int32
+		price, mcap  string
+		nativeInBase bool
+	}{
+		{"token is the quote", pair(pairB, dexsim.Quote, side, "1.0001", "81.30", 5000), 4, "0.01230", "12150000", true},
+		{"token is the base", pair(pairA, dexsim.Base, dexsim.WrappedSOL, "1.50", "0.0101", 5000), 3, "1.50", "1480000000", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, setup{redis: true})
+			h.sim.SetMarket(mint, dexsim.Market{Token: token, Pairs: []dexsim.Pair{tc.pair}})
+			h.poll()
+			m := h.market() // read back from the store: the JSON round trip
+			b := m.PriceBasis
+			if b == nil || b.Digits != tc.digits || (b.Native != nil) != tc.nativeInBase {
+				t.Fatalf("price_basis %+v, want %d digits (native present: %v)", b, tc.digits, tc.nativeInBase)
+			}
+			if got := m.PriceString(); got != tc.price {
+				t.Errorf("price %s, want %s", got, tc.price)
+			}
+			if got, _ := m.PriceTimes(circulating); got.String() != tc.mcap {
+				t.Errorf("market cap %s, want %s", got, tc.mcap)
+			}
+		})
+	}
+}
+
 func TestNotIndexed(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -125,32 +125,6 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-func TestQuotient(t *testing.T) {
-	cases := []struct {
-		a, b   string
-		digits int32
-		want   string
-	}{
-		{"1", "3", 30, "0.333333333333333333333333333333"},
-		{"2", "3", 30, "0.666666666666666666666666666667"},
-		{"10", "4", 30, "2.5"},
-		{"0.0421000078", "3411.67", 30, "0.00001234"},
-		{"0.0421", "3411.67", 30, "0.0000123399977137296397365513077173"},
-		{"123456789", "0.000001", 30, "123456789000000"},
-		{"1", "7e-40", 30, "1428571428571428571428571428570000000000"},
-		// the precision of the inputs: 3 significant digits of 0.0421
-		{"0.0421", "3411.67", 3, "0.0000123"},
-		{"1", "8.71765", 6, "0.11471"}, // trailing zeros trimmed,
-		{"0.6595", "114.76", 4, "0.005747"},
-	}
-	for _, tc := range cases {
-		got := quotient(dec(tc.a), dec(tc.b), tc.digits)
-		if got.String() != tc.want {
-			t.Errorf("%s / %s = %s, want %s", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 // checkParsed asserts what every accepted body must give: no negative
 // figure, and a document that passes its own checks, encodes and
 // publishes only validated text and figures (checkPublished).

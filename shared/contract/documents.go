@@ -144,6 +144,9 @@ type Market struct {
 	Status string `json:"status"`
 	// PriceUSD is the token's USD price from the selected pair.
 	PriceUSD *decimal.Decimal `json:"price_usd"`
+	// PriceBasis is what PriceUSD was computed from and the significant
+	// digits it carries (nil in documents of earlier versions).
+	PriceBasis *PriceBasis `json:"price_basis,omitempty"`
 	// PriceQuote is the token's price in the selected pair's other token.
 	PriceQuote *decimal.Decimal `json:"price_quote"`
 	// QuoteSymbol is the symbol PriceQuote is expressed in.

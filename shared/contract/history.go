@@ -346,12 +346,13 @@ func MarketSamples(m Market, circulating, maxSupply *decimal.Decimal) []Sample {
 		}
 	}
 	add(MeasurePriceUSD, *m.PriceUSD)
-	sig := amount.Significant(*m.PriceUSD)
 	if circulating != nil {
-		add(MeasureMarketCapUSD, amount.RoundUSD(m.PriceUSD.Mul(*circulating), sig))
+		v, _ := m.PriceTimes(*circulating)
+		add(MeasureMarketCapUSD, v)
 	}
 	if maxSupply != nil {
-		add(MeasureFDVUSD, amount.RoundUSD(m.PriceUSD.Mul(*maxSupply), sig))
+		v, _ := m.PriceTimes(*maxSupply)
+		add(MeasureFDVUSD, v)
 	}
 	add(MeasureLiquidityUSD, amount.RoundUSD(m.LiquidityUSD, 0))
 	add(MeasureVolume24hUSD, amount.RoundUSD(m.VolumeUSD.H24, 0))
