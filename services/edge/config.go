@@ -45,9 +45,11 @@ type Config struct {
 	AccessLogRate int `env:"ACCESS_LOG_RATE" doc:"Most access log lines a second for one route and status; the next line counts those left out." envDefault:"10" min:"1"`
 	// MaxConnections caps the open connections of the public listener,
 	// idle keep-alive ones included; past it a new connection is answered
-	// 503 and closed. Keep it below the process's file descriptor limit
-	// (EDGE_MAX_CONNECTIONS).
-	MaxConnections int `env:"MAX_CONNECTIONS" doc:"Most open connections of the public listener, idle keep-alive ones included; past it 503 too_many_connections. Keep it below the file descriptor limit." envDefault:"10000" min:"1"`
+	// 503 and closed (EDGE_MAX_CONNECTIONS). 0 sizes it from the file
+	// descriptor limit at start (fdlimit.go): 10,000, or the limit less
+	// what is kept for Redis, upstreams and logs when that is fewer. A
+	// configured cap above what the limit allows is refused at start.
+	MaxConnections int `env:"MAX_CONNECTIONS" doc:"Most open connections of the public listener, idle keep-alive ones included; past it 503 too_many_connections. 0: sized at start from the file descriptor limit (RLIMIT_NOFILE): 10000, or the limit less an eighth of it (at least 128) kept for Redis, upstreams and logs when that is fewer. A cap above what the limit allows is refused at start." envDefault:"0" min:"0"`
 	// ReadTimeout bounds the read of a request, from its first byte to the
 	// end of its headers (requests carry no body; one that has a body is
 	// answered without reading it) (EDGE_READ_TIMEOUT).

@@ -111,6 +111,9 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	if err := token.Validate(); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
+	if err := resolveConnCap(&cfg, deps.Log); err != nil {
+		return nil, err
+	}
 	if token.Mint != deps.Store.Mint() {
 		return nil, fmt.Errorf("token mint %s differs from the store's mint %s", token.Mint, deps.Store.Mint())
 	}
