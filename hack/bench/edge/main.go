@@ -65,11 +65,12 @@ func main() {
 	rounds := flag.Int("rounds", 3, "interleaved rounds per path; medians are reported")
 	root := flag.String("root", "../..", "the repository (the chart, services/edge)")
 	helm := flag.String("helm", "", "helm binary that renders the chart's nginx config (default: <root>/.bin/helm)")
+	boundary := flag.String("boundary", "on", "the boundary row (boundary.go): on, off, or only (that row alone)")
 	flag.Parse()
 	if *helm == "" {
 		*helm = filepath.Join(*root, ".bin", "helm")
 	}
-	exitOn(orchestrate(*duration, *conns, *rounds, *root, *helm))
+	exitOn(orchestrate(*duration, *conns, *rounds, *root, *helm, *boundary))
 }
 
 func exitOn(err error) {
@@ -172,7 +173,7 @@ func rssMB(pid int) float64 {
 	return 0
 }
 
-func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
+func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string) error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return errors.New("wrk is not installed (run.sh installs it)")
 	}
@@ -214,14 +215,21 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	defer func() { _ = st.Close() }()
 	if err := edgetest.WriteAll(ctx, st, time.Now()); err != nil {
 		return err
 	}
-	_ = st.Close()
 
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	switch boundary {
+	case "only":
+		return boundaryRow(self, redisURL, st, d, conns, rounds)
+	case "on", "off":
+	default:
+		return fmt.Errorf("-boundary %q: want on, off or only", boundary)
 	}
 	edgeAddr, _ := freeAddr()
 	edgeCmd := exec.Command(self, "serve-edge", edgeAddr, redisURL)
@@ -328,6 +336,9 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm string) error {
 	fmt.Printf("\nREADME tables (Benchmarks):\n\n")
 	fmt.Printf("| path | edge rps / p99 / CPU | minimal rps / p99 / CPU | +headers rps / p99 / CPU | edge vs minimal | edge vs +headers | edge allocs/op |\n|---|---|---|---|---|---|---|\n%s\n", mdEdge.String())
 	fmt.Printf("| path | tier rps / p99 / CPU | static nginx rps / p99 / CPU | tier vs static |\n|---|---|---|---|\n%s", mdTier.String())
+	if boundary == "on" {
+		return boundaryRow(self, redisURL, st, d, conns, rounds)
+	}
 	return nil
 }
 
@@ -338,6 +349,9 @@ func serveEdge(addr, redisURL string) error {
 		return err
 	}
 	common.DrainDelay = 0
+	if err := boundaryTimings(&common); err != nil {
+		return err
+	}
 	opts, err := store.ParseRedisURL(redisURL)
 	if err != nil {
 		return err

@@ -94,3 +94,20 @@ func TestWorkersRE(t *testing.T) {
 		t.Fatalf("workersRE found %q where there is none", m)
 	}
 }
+
+// TestParseMax: the boundary row reads wrk's maximum latency in ms.
+func TestParseMax(t *testing.T) {
+	for out, want := range map[string]float64{
+		"  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency     1.52ms    2.10ms  65.80ms   95.12%\n": 65.8,
+		"    Latency   812.00us  301.00us   1.20s    88.00%\n":                                                      1200,
+		"    Latency   812.00us  301.00us  18.00us   88.00%\n":                                                      0.018,
+	} {
+		got, err := parseMax([]byte(out))
+		if err != nil || got != want {
+			t.Errorf("parseMax(%q) = %v, %v; want %v", out, got, err, want)
+		}
+	}
+	if _, err := parseMax([]byte("Requests/sec: 1\n")); err == nil {
+		t.Error("no Latency line: want an error")
+	}
+}
