@@ -1,9 +1,6 @@
 package edge
 
-import (
-	"fmt"
-	"log/slog"
-)
+import "fmt"
 
 // The connection cap and the file descriptor limit. Every open
 // connection holds a descriptor; a process out of descriptors accepts no
@@ -59,16 +56,13 @@ func connCap(configured int, limit uint64, known bool) (n int, from string, err 
 }
 
 // resolveConnCap sets cfg.MaxConnections from the process's descriptor
-// limit and logs the effective cap.
-func resolveConnCap(cfg *Config, log *slog.Logger) error {
+// limit, and returns the attributes of the start log line that says so.
+func resolveConnCap(cfg *Config) ([]any, error) {
 	limit, known := fileLimit()
 	n, from, err := connCap(cfg.MaxConnections, limit, known)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.MaxConnections = n
-	if log != nil {
-		log.Info("connection cap", "max_connections", n, "from", from, "file_limit", limit)
-	}
-	return nil
+	return []any{"max_connections", n, "from", from, "file_limit", limit}, nil
 }

@@ -26,7 +26,12 @@ type metrics struct {
 	refreshes *prometheus.CounterVec
 	storeErrs prometheus.Counter
 	renders   prometheus.Counter
-	panics    prometheus.Counter
+	// boundaries counts the views put in when a domain crossed its
+	// stale-after or TTL, by how: "ahead" (rendered before the boundary
+	// and swapped in) or "rendered" (at the boundary: none rendered ahead
+	// fitted, and the first request or timer past it rendered it).
+	boundaries *prometheus.CounterVec
+	panics     prometheus.Counter
 
 	connsRefused  prometheus.Counter
 	rejectedByNet *prometheus.CounterVec
@@ -36,6 +41,12 @@ type metrics struct {
 	// path does no label hashing. Read-only after newMetrics.
 	byRoute map[string]*routeMetrics
 }
+
+// The how label values of boundaries.
+const (
+	boundaryAhead    = "ahead"
+	boundaryRendered = "rendered"
+)
 
 // methodLabels are the method label values; anything else is "OTHER".
 var methodLabels = [...]string{http.MethodGet, http.MethodHead, http.MethodOptions, "OTHER"}
@@ -85,6 +96,9 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 			Help: "Failed reads of the store (Redis unreachable, timeout)."}),
 		renders: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_renders_total",
 			Help: "Times the pre-rendered bodies were rebuilt (data changed or a domain crossed stale-after or its TTL)."}),
+		boundaries: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_boundaries_total",
+			Help: "Views put in when a domain crossed its stale-after or TTL, by how: ahead (rendered before the boundary and swapped in, no request waits) or rendered (rendered at the boundary)."},
+			[]string{"how"}),
 		panics: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 answer."}),
 		connsRefused: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "connections_refused_total",
@@ -124,6 +138,9 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 	reg.MustRegister(newTokenCollector(s))
 	for _, r := range append(routes, routeUnmatched) {
 		m.byRoute[r] = &routeMetrics{name: r}
+	}
+	for _, how := range []string{boundaryAhead, boundaryRendered} {
+		m.boundaries.WithLabelValues(how)
 	}
 	return m
 }

@@ -11,7 +11,8 @@ import (
 
 // Refresher keeps the snapshot current until ctx is done: it re-reads the
 // store when a collector publishes an update, every SnapshotPoll, and
-// re-renders when a domain crosses its stale-after or its TTL. A poll
+// renders the view for the next moment a domain crosses its stale-after
+// or its TTL shortly before it, swapping it in at that moment (ahead.go). A poll
 // fetches only the documents whose size or expiry moved; a notification
 // also fetches the domains it names.
 func (s *Server) Refresher(ctx context.Context) error {
@@ -49,8 +50,11 @@ func (s *Server) Refresher(ctx context.Context) error {
 	defer poll.Stop()
 	change := time.NewTimer(time.Hour)
 	defer change.Stop()
+	prep := time.NewTimer(time.Hour)
+	defer prep.Stop()
 	for {
 		change.Reset(s.untilNextChange())
+		prep.Reset(s.untilPrerender())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -65,8 +69,12 @@ func (s *Server) Refresher(ctx context.Context) error {
 				subscribe()
 			}
 			s.refresh(ctx)
+		case <-prep.C:
+			s.prerender()
 		case <-change.C:
-			s.rerender()
+			if !s.advance(s.now()) {
+				s.rerender()
+			}
 		}
 	}
 }

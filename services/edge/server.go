@@ -46,6 +46,8 @@ type Server struct {
 	started time.Time
 	timings map[contract.Domain]contract.Timing
 	backend string // "redis" or "memory"
+	// capLog is the start log line's attributes of the connection cap.
+	capLog []any
 	redactor
 
 	// bodies renders the views; it holds what rendering needs, not the
@@ -56,7 +58,10 @@ type Server struct {
 	// healthPrefix is /api/health's body up to the uptime.
 	healthPrefix []byte
 
-	view   atomic.Pointer[view]
+	view atomic.Pointer[view]
+	// ahead is the view rendered for the current one's next boundary
+	// (ahead.go).
+	ahead  aheadState
 	health atomic.Pointer[storeHealth]
 	// statuses are the collectors' status records of the last read.
 	statuses atomic.Pointer[map[string]contract.Status]
@@ -111,7 +116,8 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	if err := token.Validate(); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
-	if err := resolveConnCap(&cfg, deps.Log); err != nil {
+	capLog, err := resolveConnCap(&cfg)
+	if err != nil {
 		return nil, err
 	}
 	if token.Mint != deps.Store.Mint() {
@@ -131,6 +137,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		s.backend = "memory"
 	}
 	s.started = s.now()
+	s.capLog = capLog
 	reg := deps.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -215,6 +222,7 @@ func (s *Server) RunOn(ctx context.Context, l net.Listener) error {
 			return fmt.Errorf("api listener: %w", err)
 		}
 	}
+	s.log.Info("connection cap", s.capLog...)
 	return lifecycle.Run(ctx, s.Refresher, s.apiServer(l).Run)
 }
 
@@ -364,9 +372,8 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 // a store read): the first request past the boundary renders, the others
 // find the new view.
 func (s *Server) current() *view {
-	v := s.view.Load()
-	if v.nextChange.IsZero() || s.now().Before(v.nextChange) {
-		return v
+	if s.advance(s.now()) {
+		return s.view.Load()
 	}
 	s.refreshMu.Lock()
 	s.rerenderLocked(s.now(), false)
@@ -385,6 +392,12 @@ func (s *Server) rerenderLocked(now time.Time, force bool) {
 	cur := s.view.Load()
 	if !force && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
 		return
+	}
+	if !force && s.advance(now) {
+		return // the view rendered ahead is in
+	}
+	if !cur.nextChange.IsZero() && !now.Before(cur.nextChange) {
+		s.metrics.boundaries.WithLabelValues(boundaryRendered).Inc()
 	}
 	s.publish(expire(cur.st, now), now)
 }

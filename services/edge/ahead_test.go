@@ -1,0 +1,121 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// TestAheadViewIsTheBoundarysView: the view rendered before a boundary,
+// for the boundary's instant, is the one a render at the boundary gives,
+// byte for byte in every variant; once the clock passes the boundary, a
+// request is served from it without rendering (counted "ahead", none
+// "rendered"), and the answer is flagged stale.
+func TestAheadViewIsTheBoundarysView(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeAll() // updated 30 s ago
+	// the market document goes stale at its stale-after: the boundary
+	h.refresh()
+	v := h.srv.view.Load()
+	if v.nextChange.IsZero() {
+		t.Fatal("no boundary ahead")
+	}
+	h.clock.t = v.nextChange.Add(-50 * time.Millisecond)
+	h.srv.prerender()
+	a := h.srv.ahead.view.Load()
+	if a == nil || a.base != v {
+		t.Fatal("nothing rendered ahead")
+	}
+	want := h.srv.bodies.render(expire(v.st, v.nextChange), v, v.nextChange)
+	for i := range want.routes {
+		x, y := a.next.routes[i], want.routes[i]
+		if (x == nil) != (y == nil) {
+			t.Fatalf("route %d: rendered ahead %v, at the boundary %v", i, x != nil, y != nil)
+		}
+		if x == nil {
+			continue
+		}
+		if x.status != y.status || !bytes.Equal(x.body, y.body) || x.etag != y.etag || !x.lastModified.Equal(y.lastModified) {
+			t.Errorf("route %s differs: %d %q %s / %d %q %s", renderedRoutes[i].path, x.status, x.etag, x.body, y.status, y.etag, y.body)
+		}
+	}
+
+	h.clock.t = v.nextChange.Add(time.Millisecond)
+	rec := h.do(http.MethodGet, PathPrice)
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
+		t.Fatalf("past the boundary: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if h.srv.view.Load() != a.next {
+		t.Error("the view served past the boundary is not the one rendered ahead")
+	}
+	ahead := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryAhead))
+	rendered := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryRendered))
+	if ahead != 1 || rendered != 0 {
+		t.Errorf("boundaries: ahead %v, rendered %v; want 1 and 0", ahead, rendered)
+	}
+}
+
+// TestAheadViewObsoleteAfterANewDocument: a document published between
+// the render ahead and the boundary makes the view rendered ahead
+// obsolete: the new document is served, never the view rendered from the
+// one it replaced.
+func TestAheadViewObsoleteAfterANewDocument(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeAll()
+	h.refresh()
+	v := h.srv.view.Load()
+	h.clock.t = v.nextChange.Add(-50 * time.Millisecond)
+	h.srv.prerender()
+	m := edgetest.Market()
+	m.PriceUSD = decimalPtr("0.00004321")
+	m.Selected.PriceUSD = m.PriceUSD
+	h.write(contract.DomainMarket, m, 0)
+	h.refresh()
+	h.clock.t = v.nextChange.Add(time.Millisecond)
+	rec := h.do(http.MethodGet, PathPrice)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"price_usd":0.00004321`) {
+		t.Fatalf("past the boundary after a new price: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestRefresherRendersAhead: with the refresher running on the real clock
+// and a market stale-after of one second, the boundary is crossed with a
+// view rendered ahead: no request or timer renders at the boundary.
+func TestRefresherRendersAhead(t *testing.T) {
+	h := newHarness(t, nil, func(c *config.Common, _ *Config, d *Deps) {
+		d.Now = time.Now
+		c.Market = config.DomainTiming{Refresh: time.Second, StaleAfter: time.Second, TTL: time.Hour}
+	})
+	if err := edgetest.WriteDoc(context.Background(), h.store, contract.DomainMarket, edgetest.Market(), time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Refresher(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec := h.do(http.MethodGet, PathPrice)
+		if rec.Header().Get("X-Data-Stale") == "true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not stale 10 s after a stale-after of 1 s: %d %v", rec.Code, rec.Header())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ahead := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryAhead))
+	rendered := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryRendered))
+	if ahead < 1 || rendered != 0 {
+		t.Errorf("boundaries: ahead %v, rendered %v; want the boundary crossed ahead", ahead, rendered)
+	}
+}
