@@ -5,6 +5,9 @@ set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# redis-cli joins the test clusters (redis-cli --cluster create); Sentinel
+# runs as redis-server --sentinel, so no redis-sentinel package is needed.
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 # The portal's browser test (services/standalone) drives headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 

@@ -86,7 +86,12 @@ func NewRedis(opts *redis.UniversalOptions) *Redis {
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = 2 * time.Second
 	}
-	return &Redis{c: redis.NewUniversalClient(&o)}
+	c := redis.NewUniversalClient(&o)
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		h := reloadOnFailure{c: cc}
+		cc.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
+	}
+	return &Redis{c: c}
 }
 
 // IsAuthError reports whether err is Redis refusing the credentials it
@@ -107,8 +112,9 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 
 // SetAll implements Backend with one SET per entry inside MULTI/EXEC. A
 // Redis Cluster refuses a transaction over keys of different slots, and
-// the contract's keys carry no hash tag: there the SETs go in one
-// pipeline, in order, each atomic on its own.
+// the contract's keys carry no hash tag: there each SET waits for the one
+// before it (a pipeline would send them to their nodes at once, in no
+// order), each atomic on its own.
 func (r *Redis) SetAll(ctx context.Context, entries ...Entry) error {
 	for _, e := range entries {
 		if e.TTL <= 0 {
@@ -121,12 +127,15 @@ func (r *Redis) SetAll(ctx context.Context, entries ...Entry) error {
 		}
 		return nil
 	}
-	var err error
-	if _, cluster := r.c.(*redis.ClusterClient); cluster {
-		_, err = r.c.Pipelined(ctx, set)
-	} else {
-		_, err = r.c.TxPipelined(ctx, set)
+	if r.perKey() {
+		for _, e := range entries {
+			if err := r.c.Set(ctx, e.Key, e.Value, e.TTL).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
+	_, err := r.c.TxPipelined(ctx, set)
 	return err
 }
 

@@ -85,7 +85,8 @@ type Backend interface {
 	// SetAll stores every entry in one atomic step: a reader sees all of
 	// them or none of them, and a writer that dies in the middle leaves
 	// none. (On a Redis Cluster, where keys of one token live in
-	// different slots, each entry is atomic on its own: see Redis.SetAll.)
+	// different slots, the entries are written one after the other, in
+	// order, each atomic on its own: see Redis.SetAll.)
 	SetAll(ctx context.Context, entries ...Entry) error
 	// MGet returns one Value per key, in order; absent keys have Found
 	// false. It reads at most limit bytes (> 0) of a value: a longer one
@@ -182,9 +183,14 @@ func (s *Store) Commit(ctx context.Context, env contract.Envelope, ttl time.Dura
 	if err != nil {
 		return err
 	}
+	// The status record goes first: on a Redis Cluster, where the two keys
+	// lie in different slots, the entries are written one after the other
+	// in this order, so that a reader that reads the document and then the
+	// status record (as the edge does) never sees a document newer than
+	// the run that wrote it.
 	if err := s.put(ctx, env, samples,
-		Entry{Key: contract.DocumentKey(s.mint, env.Domain), Value: b, TTL: ttl},
-		Entry{Key: contract.StatusKey(s.mint, st.Collector), Value: sb, TTL: contract.StatusTTL}); err != nil {
+		Entry{Key: contract.StatusKey(s.mint, st.Collector), Value: sb, TTL: contract.StatusTTL},
+		Entry{Key: contract.DocumentKey(s.mint, env.Domain), Value: b, TTL: ttl}); err != nil {
 		return fmt.Errorf("write %s and the status of %s: %w", env.Domain, st.Collector, err)
 	}
 	return s.announce(ctx, env.Domain)

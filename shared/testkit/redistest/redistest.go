@@ -1,7 +1,9 @@
 // Package redistest starts a real redis-server for tests, on a free
-// loopback port, and stops it when the test ends. Any module's tests can
-// use it. redis-server must be on PATH: `make test` installs it through
-// hack/install-test-deps.sh; a test never skips for its absence.
+// loopback port, and stops it when the test ends; or a Redis Cluster of
+// six (StartCluster), or a master, a replica and three sentinels
+// (StartSentinel). Any module's tests can use it. redis-server and
+// redis-cli must be on PATH: `make test` installs them through
+// hack/install-test-deps.sh; a test never skips for their absence.
 package redistest
 
 import (
@@ -27,6 +29,9 @@ type Server struct {
 	port int
 	// password, when set, is the server's requirepass.
 	password string
+	// lead goes before the flags (a config file, --sentinel); extra
+	// after them (cluster mode).
+	lead, extra []string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -77,12 +82,15 @@ func (s *Server) start() error {
 	if s.cmd != nil {
 		return nil
 	}
-	args := []string{
+	args := append(append([]string(nil), s.lead...),
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		// a replica's first sync at once, not after the default 5 s
+		"--repl-diskless-sync-delay", "0",
 		"--protected-mode", "yes", "--loglevel", "warning",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
-	}
+	)
+	args = append(args, s.extra...)
 	if s.password != "" {
 		args = append(args, "--requirepass", s.password)
 	}
