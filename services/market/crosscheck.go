@@ -234,6 +234,7 @@ func newCheckMetrics(f promauto.Factory) checkMetrics {
 	}
 	for _, v := range contract.PriceVerdicts {
 		m.checks.WithLabelValues(v)
+		m.verdict.WithLabelValues(v).Set(0)
 	}
 	return m
 }
