@@ -161,14 +161,15 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		reg = prometheus.NewRegistry() // nobody scrapes it
 	}
 	f := promauto.With(reg)
+	asked := bounds.MaxHeldPolls
 	bounds, capped := fitHolds(bounds, timing)
 	if capped {
 		log.Warn("price_max_held_polls lowered: a held price must not outlive MARKET_TTL",
-			"price_max_held_polls", *token.PriceMaxHeldPolls, "effective", bounds.MaxHeldPolls,
+			"price_max_held_polls", asked, "effective", bounds.MaxHeldPolls,
 			"market_refresh", timing.Refresh.String(), "market_ttl", timing.TTL.String())
 	}
 	if gtPace := time.Minute / time.Duration(cfg.GeckoTerminalRPM); !cfg.DisableFallback && timing.Refresh < gtPace {
-		log.Warn("MARKET_REFRESH is shorter than GeckoTerminal's budget allows: each poll waits for it, so polls run at most every "+gtPace.String(),
+		log.Warn("MARKET_REFRESH is shorter than GeckoTerminal's budget allows: polls that find it spent are not cross-checked (single_source)",
 			"market_refresh", timing.Refresh.String(), "market_geckoterminal_rpm", cfg.GeckoTerminalRPM)
 	}
 	c := &Collector{
@@ -268,7 +269,7 @@ func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contrac
 // fromGeckoTerminal reads GeckoTerminal as the fallback source: a
 // document built from its pools, and an error when it lists none.
 func (c *Collector) fromGeckoTerminal(ctx context.Context, in buildInput) (contract.Market, error) {
-	pairs, err := c.readGeckoTerminal(ctx)
+	pairs, err := c.readGeckoTerminal(ctx, false)
 	if err != nil {
 		return contract.Market{}, err
 	}
@@ -290,11 +291,22 @@ func geckoTerminalDocument(pairs []wirePair, in buildInput) (contract.Market, er
 	return m, nil
 }
 
+// errGTBudget: the cross-check's read of GeckoTerminal found its request
+// budget (MARKET_GECKOTERMINAL_RPM) spent, and did not wait for it.
+var errGTBudget = collector.Errorf(contract.ErrKindRateLimited, true,
+	"geckoterminal: the local request budget (MARKET_GECKOTERMINAL_RPM) is spent for now; read again at the next poll")
+
 // readGeckoTerminal reads and parses GeckoTerminal's pools of the token.
-func (c *Collector) readGeckoTerminal(ctx context.Context) ([]wirePair, error) {
+// With noWait it returns errGTBudget at once when the request budget has
+// no request left now, rather than wait for one: a cross-check never
+// delays a poll.
+func (c *Collector) readGeckoTerminal(ctx context.Context, noWait bool) ([]wirePair, error) {
 	up := contract.UpstreamGeckoTerminal
 	if held := c.holds.Check(up); held != nil {
 		return nil, held // not called: not an upstream request
+	}
+	if noWait && c.gtLimit.Tokens() < 1 {
+		return nil, errGTBudget
 	}
 	started := time.Now()
 	pairs, err := func() ([]wirePair, error) {

@@ -588,6 +588,13 @@ func TestNewValidates(t *testing.T) {
 	if err != nil || c.bounds.MaxHeldPolls != 8 {
 		t.Errorf("held polls beyond the TTL: %v, effective %d, want 8", err, c.bounds.MaxHeldPolls)
 	}
+	// The default (unset in the token file) is lowered too: 6 s / 1 s.
+	short := good
+	short.Market = config.DomainTiming{Refresh: time.Second, StaleAfter: 2 * time.Second, TTL: 6 * time.Second}
+	c, err = New(short, config.Token{Mint: mint}, DefaultConfig(), mem())
+	if err != nil || c.bounds.MaxHeldPolls != 4 {
+		t.Errorf("default held polls at a 6s TTL: %v, effective %d, want 4", err, c.bounds.MaxHeldPolls)
+	}
 	if ua := "tokendata-market/" + buildinfo.Version; c.cfg.UserAgent != ua {
 		t.Errorf("User-Agent %q, want %q", c.cfg.UserAgent, ua)
 	}

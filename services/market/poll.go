@@ -42,7 +42,7 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { ds, dsErr = c.fromDexScreener(ctx, in) })
 	if readGT {
-		wg.Go(func() { gtPairs, gtErr = c.readGeckoTerminal(ctx) })
+		wg.Go(func() { gtPairs, gtErr = c.readGeckoTerminal(ctx, true) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil && (dsErr != nil || gtErr != nil) {
@@ -70,6 +70,9 @@ func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
 		return collector.Result{}, collector.Classify(dsErr)
 	default:
 		pe := collector.Classify(dsErr)
+		if errors.Is(gtErr, errGTBudget) { // the fallback waits for its budget
+			gtPairs, gtErr = c.readGeckoTerminal(ctx, false)
+		}
 		var gt contract.Market
 		if gtErr == nil {
 			fin := in
