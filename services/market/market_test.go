@@ -582,6 +582,9 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("defaults rejected: %v", err)
 	}
+	if ua := "tokendata-market/" + buildinfo.Version; c.cfg.UserAgent != ua {
+		t.Errorf("User-Agent %q, want %q", c.cfg.UserAgent, ua)
+	}
 	// A hold longer than the TTL allows is lowered to fit: 10 min / 60 s
 	// leaves 8 held polls and the one that publishes.
 	c, err = New(good, config.Token{Mint: mint, PriceMaxHeldPolls: new(20)}, DefaultConfig(), mem())
@@ -594,9 +597,6 @@ func TestNewValidates(t *testing.T) {
 	c, err = New(short, config.Token{Mint: mint}, DefaultConfig(), mem())
 	if err != nil || c.bounds.MaxHeldPolls != 4 {
 		t.Errorf("default held polls at a 6s TTL: %v, effective %d, want 4", err, c.bounds.MaxHeldPolls)
-	}
-	if ua := "tokendata-market/" + buildinfo.Version; c.cfg.UserAgent != ua {
-		t.Errorf("User-Agent %q, want %q", c.cfg.UserAgent, ua)
 	}
 }
 
