@@ -44,8 +44,8 @@ func TestBackfillImportsThePricePast(t *testing.T) {
 	ctx := context.Background()
 	h := backfillHarness(t, true)
 	m := h.poll()
-	if n := h.sim.Requests(dexsim.RouteGeckoTerminal); n != 2 {
-		t.Errorf("%d GeckoTerminal requests, want the two OHLCV ones", n)
+	if n := h.sim.Requests(dexsim.RouteGeckoTerminal); n != 3 {
+		t.Errorf("%d GeckoTerminal requests, want the pools of the cross-check and the two OHLCV ones", n)
 	}
 	truth := h.sim.Truth(mint)
 	var hourly struct {

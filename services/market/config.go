@@ -22,11 +22,13 @@ type Config struct {
 	// included (MARKET_DEXSCREENER_RPM; its documented limit is 300).
 	DexScreenerRPM int `env:"DEXSCREENER_RPM" doc:"Most requests a minute to DexScreener, retries included (its documented limit is 300)." envDefault:"300" min:"1"`
 	// GeckoTerminalRPM caps requests to GeckoTerminal per minute
-	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30).
-	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" doc:"Most requests a minute to GeckoTerminal (its public API allows 30)." envDefault:"30" min:"1"`
-	// DisableFallback turns the GeckoTerminal fallback off
-	// (MARKET_DISABLE_FALLBACK).
-	DisableFallback bool `env:"DISABLE_FALLBACK" doc:"Do not fall back to GeckoTerminal when DexScreener fails."`
+	// (MARKET_GECKOTERMINAL_RPM; its public API allows 30). Every poll
+	// reads GeckoTerminal once, never waiting for this budget: a poll that
+	// finds it spent is not cross-checked (single_source).
+	GeckoTerminalRPM int `env:"GECKOTERMINAL_RPM" doc:"Most requests a minute to GeckoTerminal (its public API allows 30). Every poll reads it once; a poll that finds this budget spent (MARKET_REFRESH below a minute divided by it: 2s) is not cross-checked, marked single_source, and only a fallback waits for it." envDefault:"30" min:"1"`
+	// DisableFallback stops reading GeckoTerminal (MARKET_DISABLE_FALLBACK):
+	// no fallback and no cross-check; every document is single-source.
+	DisableFallback bool `env:"DISABLE_FALLBACK" doc:"Do not read GeckoTerminal: no fallback when DexScreener fails, and no cross-check of the price (every document single_source)."`
 	// DisableBackfill turns off the import of the price's past from
 	// GeckoTerminal's OHLCV at the first poll (MARKET_DISABLE_BACKFILL).
 	DisableBackfill bool `env:"DISABLE_BACKFILL" doc:"Do not import the price's past from GeckoTerminal's pool OHLCV at the first poll."`

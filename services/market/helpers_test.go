@@ -50,6 +50,8 @@ type setup struct {
 	cfg         *Config
 	fallbackOff bool
 	maxSupply   string // the token file's max_supply
+	// token edits the token file (the price cross-check keys).
+	token func(*config.Token)
 }
 
 type harness struct {
@@ -95,6 +97,9 @@ func newHarness(t *testing.T, s setup) *harness {
 	tok := config.Token{Mint: mint, PriceMoveWarning: s.moveWarning, MaxSupply: s.maxSupply}
 	for _, a := range s.official {
 		tok.OfficialPairs = append(tok.OfficialPairs, config.OfficialPair{Address: a})
+	}
+	if s.token != nil {
+		s.token(&tok)
 	}
 	cfg := testConfig()
 	if s.cfg != nil {
@@ -160,6 +165,21 @@ func (h *harness) goldenEnvelope(name string) {
 	h.t.Helper()
 	env := h.envelope()
 	env.UpdatedAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var m contract.Market
+	if err := json.Unmarshal(env.Data, &m); err != nil {
+		h.t.Fatal(err)
+	}
+	if m.CrossCheck != nil {
+		m.CrossCheck.CheckedAt = env.UpdatedAt
+		if m.CrossCheck.Pending != nil {
+			m.CrossCheck.Pending.Since = env.UpdatedAt
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		env.Data = b
+	}
 	goldenJSON(h.t, name, env)
 }
 

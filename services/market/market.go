@@ -1,9 +1,12 @@
-// Package market is the market collector: it polls DexScreener's token
-// pairs of the token every MARKET_REFRESH (60 s by default), applies the
-// market rules (services/market/README.md) and writes
-// the market document. When DexScreener fails it reads GeckoTerminal's
-// token pools instead and says so in the document's source, its warnings
-// and the status record. A failed or invalid poll writes nothing.
+// Package market is the market collector: every MARKET_REFRESH (60 s by
+// default) it reads DexScreener's token pairs and GeckoTerminal's token
+// pools of the token at once, applies the market rules
+// (services/market/README.md) and writes the market document:
+// DexScreener's figures, their price cross-checked against GeckoTerminal's
+// price of the same pool (crosscheck.go: agreed, disagree, held,
+// unconfirmed, single_source). When DexScreener fails GeckoTerminal's
+// figures are published instead, and the document's source, its warnings
+// and the status record say so. A failed or invalid poll writes nothing.
 //
 // Decisions the original specification left open (docs/decisions.md,
 // Market):
@@ -90,6 +93,10 @@ type Collector struct {
 
 	selectedLiquidity prometheus.Gauge
 	pairs             *prometheus.GaugeVec
+
+	// bounds are the token file's price cross-check bounds (crosscheck.go).
+	bounds       config.PriceBounds
+	checkMetrics checkMetrics
 }
 
 // New builds the market collector of token. common gives the upstream
@@ -125,6 +132,10 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	if err != nil || move.Sign() <= 0 {
 		errs = append(errs, fmt.Errorf("token price_move_warning: %q is not a positive decimal share such as 0.5", moveText))
 	}
+	bounds, err := token.PriceBounds()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("token file: %w", err))
+	}
 	if deps.Store == nil {
 		errs = append(errs, errors.New("deps.Store: missing"))
 	} else if deps.Store.Mint() != token.Mint {
@@ -150,6 +161,17 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		reg = prometheus.NewRegistry() // nobody scrapes it
 	}
 	f := promauto.With(reg)
+	asked := bounds.MaxHeldPolls
+	bounds, capped := fitHolds(bounds, timing)
+	if capped {
+		log.Warn("price_max_held_polls lowered: a held price must not outlive MARKET_TTL",
+			"price_max_held_polls", asked, "effective", bounds.MaxHeldPolls,
+			"market_refresh", timing.Refresh.String(), "market_ttl", timing.TTL.String())
+	}
+	if gtPace := time.Minute / time.Duration(cfg.GeckoTerminalRPM); !cfg.DisableFallback && timing.Refresh < gtPace {
+		log.Warn("MARKET_REFRESH is shorter than GeckoTerminal's budget allows: polls that find it spent are not cross-checked (single_source)",
+			"market_refresh", timing.Refresh.String(), "market_geckoterminal_rpm", cfg.GeckoTerminalRPM)
+	}
 	c := &Collector{
 		cfg:       cfg,
 		mint:      token.Mint,
@@ -169,6 +191,8 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		pairs: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "market_pairs",
 			Help: "Pairs of the last good poll: detected (every pair listed), kept (on solana with the token), usable (kept with a positive price)."},
 			[]string{"state"}),
+		bounds:       bounds,
+		checkMetrics: newCheckMetrics(f),
 	}
 	for _, p := range token.OfficialPairs {
 		c.official = append(c.official, p.Address)
@@ -217,70 +241,6 @@ func (c *Collector) RunOnce(ctx context.Context) error {
 // Runner is the collector's runner (its status record, its job).
 func (c *Collector) Runner() *collector.Runner { return c.runner }
 
-// Poll reads the aggregators once and builds the market document, without
-// writing it: DexScreener first, GeckoTerminal when DexScreener fails.
-func (c *Collector) Poll(ctx context.Context) (collector.Result, error) {
-	prev := c.previous(ctx)
-	in := buildInput{Mint: c.mint, Official: c.official, Prev: prev, MoveShare: c.moveShare}
-
-	doc, err := c.fromDexScreener(ctx, in)
-	if err == nil {
-		c.observeDoc(doc)
-		c.backfill(ctx, doc)
-		return collector.Result{Doc: doc, Source: contract.Source{Name: contract.UpstreamDexScreener, Method: MethodTokenPairs},
-			UpdatedAt: time.Now(), Samples: c.samples(ctx, doc)}, nil
-	}
-	primary := collector.Classify(err)
-	if c.cfg.DisableFallback || ctx.Err() != nil {
-		return collector.Result{}, primary
-	}
-	in.Fallback = contract.UpstreamDexScreener
-	doc, gerr := c.fromGeckoTerminal(ctx, in)
-	if gerr != nil {
-		if ctx.Err() != nil {
-			return collector.Result{}, ctx.Err()
-		}
-		fb := collector.Classify(gerr)
-		both := *primary
-		both.Message = fmt.Sprintf("%s; fallback %s", primary.Message, fb.Message)
-		// A retry may call whichever of the two has no wait left to run:
-		// the shorter wait (none when either asked none).
-		both.RetryAfter = min(primary.RetryAfter, fb.RetryAfter)
-		if both.Remedy == "" {
-			both.Remedy = fb.Remedy
-		}
-		return collector.Result{}, &both
-	}
-	c.observeDoc(doc)
-	c.backfill(ctx, doc)
-	c.log.Info("fallback source used", "primary_error_kind", primary.Kind, "primary_error", primary.Message)
-	return collector.Result{
-		Doc:       doc,
-		Source:    contract.Source{Name: contract.UpstreamGeckoTerminal, Method: MethodTokenPools},
-		UpdatedAt: time.Now(),
-		Upstream:  contract.UpstreamGeckoTerminal,
-		Samples:   c.samples(ctx, doc),
-		Note:      fmt.Sprintf("fallback source used: %s failed (%s: %s)", contract.UpstreamDexScreener, primary.Kind, primary.Message),
-	}, nil
-}
-
-// previous is the last good document in the store, for the price move
-// warning; nil when there is none or it cannot be read.
-func (c *Collector) previous(ctx context.Context) *contract.Market {
-	doc, err := c.store.Read(ctx, contract.DomainMarket)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			c.log.Debug("previous market document not read", "error", err.Error())
-		}
-		return nil
-	}
-	var m contract.Market
-	if err := doc.Decode(&m); err != nil || m.Status != contract.MarketOK {
-		return nil
-	}
-	return &m
-}
-
 func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contract.Market, error) {
 	up := contract.UpstreamDexScreener
 	if held := c.holds.Check(up); held != nil {
@@ -306,32 +266,62 @@ func (c *Collector) fromDexScreener(ctx context.Context, in buildInput) (contrac
 	return doc, err
 }
 
+// fromGeckoTerminal reads GeckoTerminal as the fallback source: a
+// document built from its pools, and an error when it lists none.
 func (c *Collector) fromGeckoTerminal(ctx context.Context, in buildInput) (contract.Market, error) {
+	pairs, err := c.readGeckoTerminal(ctx, false)
+	if err != nil {
+		return contract.Market{}, err
+	}
+	return geckoTerminalDocument(pairs, in)
+}
+
+// geckoTerminalDocument builds a document from GeckoTerminal's pools; a
+// document without a pool of the token is an invalid answer (GeckoTerminal
+// never states "not indexed": DexScreener does).
+func geckoTerminalDocument(pairs []wirePair, in buildInput) (contract.Market, error) {
+	up := contract.UpstreamGeckoTerminal
+	m, err := buildMarket(pairs, in)
+	if err != nil {
+		return contract.Market{}, invalid(up, "document rejected: %v", err)
+	}
+	if m.Status == contract.MarketNotIndexed {
+		return contract.Market{}, invalid(up, "lists no pool of the token")
+	}
+	return m, nil
+}
+
+// errGTBudget: the cross-check's read of GeckoTerminal found its request
+// budget (MARKET_GECKOTERMINAL_RPM) spent, and did not wait for it.
+var errGTBudget = collector.Errorf(contract.ErrKindRateLimited, true,
+	"geckoterminal: the local request budget (MARKET_GECKOTERMINAL_RPM) is spent for now; read again at the next poll")
+
+// readGeckoTerminal reads and parses GeckoTerminal's pools of the token.
+// With noWait it returns errGTBudget at once when the request budget has
+// no request left now, rather than wait for one: a cross-check never
+// delays a poll.
+func (c *Collector) readGeckoTerminal(ctx context.Context, noWait bool) ([]wirePair, error) {
 	up := contract.UpstreamGeckoTerminal
 	if held := c.holds.Check(up); held != nil {
-		return contract.Market{}, held // not called: not an upstream request
+		return nil, held // not called: not an upstream request
+	}
+	if noWait && c.gtLimit.Tokens() < 1 {
+		return nil, errGTBudget
 	}
 	started := time.Now()
-	doc, err := func() (contract.Market, error) {
+	pairs, err := func() ([]wirePair, error) {
 		body, err := c.get(ctx, up, c.gtURL, c.gtLimit)
 		if err != nil {
-			return contract.Market{}, err
+			return nil, err
 		}
 		pairs, err := parseGeckoTerminal(body)
 		if err != nil {
-			return contract.Market{}, invalid(up, "%v", err)
+			return nil, invalid(up, "%v", err)
 		}
-		m, err := buildMarket(pairs, in)
-		if err != nil {
-			return contract.Market{}, invalid(up, "document rejected: %v", err)
-		}
-		if m.Status == contract.MarketNotIndexed {
-			return contract.Market{}, invalid(up, "lists no pool of the token")
-		}
-		return m, nil
+		return pairs, nil
 	}()
 	c.observe(up, MethodTokenPools, started, err)
-	return doc, err
+	return pairs, err
 }
 
 func (c *Collector) observe(upstream, method string, started time.Time, err error) {

@@ -220,8 +220,10 @@ func TestNotIndexed(t *testing.T) {
 			if m.Status != contract.MarketNotIndexed || m.PriceUSD != nil || m.Selected != nil || !m.LiquidityUSD.IsZero() {
 				t.Errorf("not indexed document: %+v", m)
 			}
-			if n := h.sim.Requests(dexsim.RouteGeckoTerminal); n != 0 {
-				t.Errorf("not indexed is not an outage, yet the fallback was asked %d times", n)
+			// Not indexed is DexScreener's fact, published as such even
+			// though GeckoTerminal is read on every poll too.
+			if m.CrossCheck == nil || m.CrossCheck.Verdict != contract.PriceNotPriced || m.CrossCheck.Primary != "" {
+				t.Errorf("cross-check %+v, want not_priced", m.CrossCheck)
 			}
 			if r := h.run(); !r.OK || r.Upstream != contract.UpstreamDexScreener {
 				t.Errorf("run %+v", r)
@@ -593,6 +595,7 @@ func TestNewValidates(t *testing.T) {
 		{"bad geckoterminal url", func(c *config.Common) { c.GeckoTerminalURL = "" }, config.Token{Mint: mint}, DefaultConfig(), mem, "GECKOTERMINAL_URL"},
 		{"bad mint", nil, config.Token{Mint: "nope"}, DefaultConfig(), mem, "token mint"},
 		{"bad move share", nil, config.Token{Mint: mint, PriceMoveWarning: "-1"}, DefaultConfig(), mem, "price_move_warning"},
+		{"hold bound below tolerance", nil, config.Token{Mint: mint, PriceTolerance: "0.3"}, DefaultConfig(), mem, "price_hold_bound"},
 		{"negative timeout", nil, config.Token{Mint: mint}, with(func(c *Config) { c.HTTPTimeout = -time.Second }), mem, "MARKET_HTTP_TIMEOUT"},
 		{"tiny body cap", nil, config.Token{Mint: mint}, with(func(c *Config) { c.MaxBodyBytes = 10 }), mem, "MARKET_MAX_BODY_BYTES"},
 		{"no store", nil, config.Token{Mint: mint}, DefaultConfig(), func() collector.Deps { return collector.Deps{} }, "deps.Store"},
@@ -618,6 +621,19 @@ func TestNewValidates(t *testing.T) {
 	}
 	if ua := "tokendata-market/" + buildinfo.Version; c.cfg.UserAgent != ua {
 		t.Errorf("User-Agent %q, want %q", c.cfg.UserAgent, ua)
+	}
+	// A hold longer than the TTL allows is lowered to fit: 10 min / 60 s
+	// leaves 8 held polls and the one that publishes.
+	c, err = New(good, config.Token{Mint: mint, PriceMaxHeldPolls: new(20)}, DefaultConfig(), mem())
+	if err != nil || c.bounds.MaxHeldPolls != 8 {
+		t.Errorf("held polls beyond the TTL: %v, effective %d, want 8", err, c.bounds.MaxHeldPolls)
+	}
+	// The default (unset in the token file) is lowered too: 6 s / 1 s.
+	short := good
+	short.Market = config.DomainTiming{Refresh: time.Second, StaleAfter: 2 * time.Second, TTL: 6 * time.Second}
+	c, err = New(short, config.Token{Mint: mint}, DefaultConfig(), mem())
+	if err != nil || c.bounds.MaxHeldPolls != 4 {
+		t.Errorf("default held polls at a 6s TTL: %v, effective %d, want 4", err, c.bounds.MaxHeldPolls)
 	}
 }
 
@@ -703,7 +719,7 @@ func TestRetryAfterIsRespected(t *testing.T) {
 
 	time.Sleep(wait)
 	h.poll()
-	if d, g := calls(); d != 2 || g != 1 {
-		t.Errorf("the first poll after the wait: %d DexScreener and %d GeckoTerminal requests in all, want 2 and 1", d, g)
+	if d, g := calls(); d != 2 || g != 2 {
+		t.Errorf("the first poll after the wait: %d DexScreener and %d GeckoTerminal requests in all, want 2 and 2 (both read on every poll)", d, g)
 	}
 }

@@ -158,6 +158,13 @@ func TestParseTokenRejects(t *testing.T) {
 		{"bad exchange type", "exchanges: [{name: X, type: otc}]\n", "exchanges[0].type"},
 		{"bad pair", "official_pairs: [{address: abc}]\n", "official_pairs[0].address"},
 		{"decimals", "decimals: 30\n", "decimals"},
+		{"tolerance not a share", "price_tolerance: \"2%\"\n", "price_tolerance"},
+		{"tolerance zero", "price_tolerance: \"0\"\n", "price_tolerance"},
+		{"hold bound negative", "price_hold_bound: \"-0.1\"\n", "price_hold_bound"},
+		{"hold bound below tolerance", "price_tolerance: \"0.3\"\nprice_hold_bound: \"0.2\"\n", "price_hold_bound: 0.2 must be above price_tolerance 0.3"},
+		{"move bound", "price_move_bound: \"many\"\n", "price_move_bound"},
+		{"held polls negative", "price_max_held_polls: -1\n", "price_max_held_polls"},
+		{"held polls too many", "price_max_held_polls: 101\n", "price_max_held_polls"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -383,5 +390,23 @@ func TestMaxSupplyNeverGuessed(t *testing.T) {
 	// Demo mode states its maximum supply; it is not a default.
 	if tok, demo, err := ResolveToken(Common{}, true); err != nil || !demo || tok.MaxSupply != DemoMaxSupply || !tok.MaxSupplyDisclosed() {
 		t.Errorf("demo: %+v %v %v", tok, demo, err)
+	}
+}
+
+func TestPriceBoundsDefaults(t *testing.T) {
+	b, err := Token{}.PriceBounds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Tolerance.String() != "0.02" || b.HoldBound.String() != "0.2" || b.MaxHeldPolls != 5 || b.MoveBound.String() != "0.5" {
+		t.Errorf("defaults %+v", b)
+	}
+	zero := 0
+	b, err = Token{PriceMoveWarning: "0.3", PriceTolerance: "0.01", PriceHoldBound: "0.4", PriceMaxHeldPolls: &zero}.PriceBounds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Tolerance.String() != "0.01" || b.HoldBound.String() != "0.4" || b.MaxHeldPolls != 0 || b.MoveBound.String() != "0.3" {
+		t.Errorf("set %+v", b)
 	}
 }

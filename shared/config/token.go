@@ -53,6 +53,13 @@ type Token struct {
 	// PriceMoveWarning is the share (0.2 = 20 %) of a price move between
 	// two polls that the market collector flags. Empty: 0.5.
 	PriceMoveWarning string `yaml:"price_move_warning" json:"price_move_warning"`
+	// PriceTolerance, PriceHoldBound, PriceMoveBound and PriceMaxHeldPolls
+	// rule the cross-check of the price between the two aggregators
+	// (pricecheck.go, PriceBounds). Empty or nil: the defaults there.
+	PriceTolerance    string `yaml:"price_tolerance" json:"price_tolerance"`
+	PriceHoldBound    string `yaml:"price_hold_bound" json:"price_hold_bound"`
+	PriceMoveBound    string `yaml:"price_move_bound" json:"price_move_bound"`
+	PriceMaxHeldPolls *int   `yaml:"price_max_held_polls" json:"price_max_held_polls"`
 }
 
 // Link is one official project link.
@@ -239,6 +246,9 @@ func (t Token) Validate() error {
 		if _, err := amount.ToRaw(t.PriceMoveWarning, 18); err != nil || t.PriceMoveWarning == "0" {
 			bad("price_move_warning", "%q is not a positive decimal share such as 0.5", t.PriceMoveWarning)
 		}
+	}
+	if _, err := t.PriceBounds(); err != nil {
+		errs = append(errs, err)
 	}
 	urlField := func(field, u string, required bool) {
 		if u == "" && !required {

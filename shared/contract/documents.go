@@ -171,6 +171,9 @@ type Market struct {
 	// Warnings: official pair missing, selected pair not official, price
 	// moved more than the configured share since the last poll...
 	Warnings []Warning `json:"warnings"`
+	// CrossCheck compares the price with the second aggregator
+	// (crosscheck_market.go); nil in documents written before it existed.
+	CrossCheck *PriceCheck `json:"cross_check,omitempty"`
 }
 
 // Pair is one trading pair as detected at the aggregator.

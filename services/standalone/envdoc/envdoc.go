@@ -47,7 +47,7 @@ func Sections() []Section {
 			Intro: "Reads the supply and metadata domains from `SOLANA_RPC_URL`.",
 			Vars:  config.Variables(supply.DefaultConfig(), "SUPPLY_")},
 		{Title: "Market collector (`MARKET_`)", ReadBy: "market, standalone",
-			Intro: "Reads the market domain from `DEXSCREENER_URL`, falling back to `GECKOTERMINAL_URL`.",
+			Intro: "Reads the market domain from `DEXSCREENER_URL` and `GECKOTERMINAL_URL` on every poll: DexScreener's figures, their price cross-checked against GeckoTerminal's (the token file's `price_tolerance`, `price_hold_bound`, `price_max_held_polls`, `price_move_bound`); GeckoTerminal's alone when DexScreener fails. Every poll reads GeckoTerminal once, within `MARKET_GECKOTERMINAL_RPM` (its public API allows 30 a minute): a poll that finds it spent (a `MARKET_REFRESH` shorter than a minute divided by it, 2s) is not cross-checked (`single_source`), and the start log says so.",
 			Vars:  config.Variables(market.DefaultConfig(), "MARKET_")},
 		{Title: "Holders collector (`HOLDERS_`)", ReadBy: "holders, standalone",
 			Intro: "Counts holders through `HOLDERS_RPC_URL` with `HOLDERS_METHOD` (both in the first table).",

@@ -305,11 +305,13 @@ func (s *Server) tokenPairs(w http.ResponseWriter, r *http.Request) {
 	}
 	chain, mint := r.PathValue("chainId"), r.PathValue("tokenAddress")
 	data, faulty := dataFault(r)
+	skew := skewOf(r)
 	body := s.render(func() any {
 		m, ok := s.markets[mint]
 		if !ok || chain != ChainSolana {
 			return []dsPair{}
 		}
+		m = skewed(m, skew)
 		if faulty {
 			return dexScreenerWithFault(m, data)
 		}
@@ -404,11 +406,13 @@ func (s *Server) geckoPools(w http.ResponseWriter, r *http.Request) {
 	}
 	var found bool
 	data, faulty := dataFault(r)
+	skew := skewOf(r)
 	body := s.render(func() any {
 		m, ok := s.markets[mint]
 		if !ok || network != ChainSolana {
 			return nil
 		}
+		m = skewed(m, skew)
 		found = true
 		if page > 1 {
 			return gtDoc{Data: []gtPool{}}

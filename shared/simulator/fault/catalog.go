@@ -83,6 +83,9 @@ func ParseSpec(s string) (Spec, error) {
 	}
 	kind, param, hasParam := strings.Cut(rest, ":")
 	f.Kind = Kind(kind)
+	if handled, err := parseAggregator(&f, s, param, hasParam); handled {
+		return Spec{Route: route, Fault: f}, err
+	}
 	if _, ok := Lookup(f.Kind); !ok {
 		return Spec{}, fmt.Errorf("%q: unknown fault kind %q (simulate --help lists them)", s, kind)
 	}

@@ -10,9 +10,13 @@ import (
 // TestCatalogHasEveryKind: every Kind constant of this package is
 // documented in Catalog (simulate --help prints it).
 func TestCatalogHasEveryKind(t *testing.T) {
-	src, err := os.ReadFile("fault.go")
-	if err != nil {
-		t.Fatal(err)
+	var src []byte
+	for _, f := range []string{"fault.go", "aggregator.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
 	}
 	kinds := regexp.MustCompile(`(?m)^\s+\w+\s+Kind = "(\w+)"`).FindAllSubmatch(src, -1)
 	if len(kinds) < 20 {
@@ -36,15 +40,30 @@ func TestParseSpec(t *testing.T) {
 		"*=latency":                             {"*", Fault{Kind: Latency, Delay: 2 * time.Second}},
 		"getTokenSupply=truncate:10*3":          {"getTokenSupply", Fault{Kind: Truncate, AfterBytes: 10, Times: 3}},
 		"geckoterminal=http_503*1":              {"geckoterminal", Fault{Kind: HTTP503, Times: 1}},
+		"geckoterminal=skew:5%":                 {"geckoterminal", Fault{Kind: PriceSkew, Skew: "5"}},
+		"dexscreener=skew:-40%*2":               {"dexscreener", Fault{Kind: PriceSkew, Skew: "-40", Times: 2}},
+		"geckoterminal=skew:0.5":                {"geckoterminal", Fault{Kind: PriceSkew, Skew: "0.5"}},
+		"dexscreener=down":                      {"dexscreener", Fault{Kind: Reset}},
 	} {
 		got, err := ParseSpec(in)
 		if err != nil || got != want {
 			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "x", "=reset", "r=", "r=nope", "r=reset:1", "r=latency:-1s", "r=truncate:x", "r=reset*0"} {
+	for _, bad := range []string{"", "x", "=reset", "r=", "r=nope", "r=reset:1", "r=latency:-1s", "r=truncate:x", "r=reset*0", "r=skew", "r=skew:x%", "r=skew:-100%", "r=skew:1e3", "r=skew:1/2", "r=skew:20000%", "r=down:1"} {
 		if _, err := ParseSpec(bad); err == nil {
 			t.Errorf("ParseSpec(%q) accepted", bad)
 		}
+	}
+}
+
+func TestSkewFactor(t *testing.T) {
+	for skew, want := range map[string]string{"5": "21/20", "-40": "3/5", "0": "1"} {
+		if got := (Fault{Kind: PriceSkew, Skew: skew}).SkewFactor(); got == nil || got.RatString() != want {
+			t.Errorf("SkewFactor(%s) = %v, want %s", skew, got, want)
+		}
+	}
+	if (Fault{Kind: Reset, Skew: "5"}).SkewFactor() != nil {
+		t.Error("a factor for a fault that is not a skew")
 	}
 }

@@ -74,6 +74,8 @@ type Fault struct {
 	// RetryAfter is the Retry-After of HTTP429, in whole seconds (1 s when
 	// zero or shorter).
 	RetryAfter time.Duration
+	// Skew is PriceSkew's percentage, a decimal ("5", "-40").
+	Skew string
 }
 
 // Set is a concurrency-safe table of faults by route name.
