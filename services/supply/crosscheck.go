@@ -167,6 +167,9 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 			if n.SlotsBehind > in.maxLag {
 				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d lags %d slots behind: it answers %s at slot %d", a.node, n.SlotsBehind, a.fig, a.slot))
 			}
+		case (ref == nil || len(slots[*ref]) == 0) && contradicted(answers, a):
+			n.Verdict = contract.NodeDisagreeing
+			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: another node answers another figure at slot %d", a.node, a.slot))
 		case ref == nil || len(slots[*ref]) == 0 || a.slot > hi:
 			prev, seen := in.prevAhead[a.node]
 			if seen && prev.fig == a.fig && in.now.Sub(prev.since) >= in.persist {
@@ -207,6 +210,17 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 	}
 	out.cc = cc
 	return out
+}
+
+// contradicted reports whether another node answers another figure at
+// a's very slot: one ledger holds one figure at a slot.
+func contradicted(answers []nodeAnswer, a nodeAnswer) bool {
+	for _, b := range answers {
+		if b.node != a.node && b.answered() && b.slot == a.slot && b.fig != a.fig {
+			return true
+		}
+	}
+	return false
 }
 
 // summary says, for a poll without a quorum, what each node answered.
