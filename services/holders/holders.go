@@ -137,6 +137,9 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 			if ce.Kind == contract.ErrKindUnsupported {
 				c.metrics.unsupported.Set(1)
 			}
+			if ce.Kind == contract.ErrKindBehind {
+				c.rpc.metrics.ObserveBehind(contract.CollectorHolders, contract.DomainHolders, 1)
+			}
 			out := *ce
 			out.Message = config.Redact(out.Message, c.secret)
 			out.Remedy = config.Redact(out.Remedy, c.secret)
@@ -213,6 +216,9 @@ type gpaConfig struct {
 	DataSlice   dataSlice `json:"dataSlice"`
 	Filters     []any     `json:"filters"`
 	WithContext bool      `json:"withContext"`
+	// MinContextSlot is the slot of the count last published: a node
+	// behind it answers -32016 rather than an older count.
+	MinContextSlot *uint64 `json:"minContextSlot,omitempty"`
 }
 
 type dataSlice struct {
@@ -259,9 +265,14 @@ func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time
 	}
 	doc := contract.Holders{Queries: []string{}}
 	prog := c.newProgress(started)
+	var min *uint64
+	if env, ok := c.runner.Last(contract.DomainHolders); ok && env.Source.Slot > 0 {
+		s := env.Source.Slot
+		min = &s
+	}
 	for _, q := range queries(program, c.mint) {
 		params := []any{q.program, gpaConfig{Encoding: "base64", Commitment: c.cfg.Commitment,
-			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true}}
+			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true, MinContextSlot: min}}
 		var slot uint64
 		err := c.rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
 			var err error
@@ -270,6 +281,10 @@ func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time
 		})
 		if err != nil {
 			return contract.Holders{}, err
+		}
+		if min != nil && slot != 0 && slot < *min { // a node that ignored minContextSlot
+			return contract.Holders{}, &collector.Error{Kind: contract.ErrKindBehind, Retry: true,
+				Message: fmt.Sprintf("%s: the node answered from slot %d, before slot %d of the holders count last published; that count stays", methodGPA, slot, *min)}
 		}
 		if slot != 0 && (doc.Slot == 0 || slot < doc.Slot) {
 			doc.Slot = slot // the oldest slot of the merged queries

@@ -87,8 +87,8 @@ func TestNeverBackwards(t *testing.T) {
 	if ce == nil || ce.Kind != contract.ErrKindNoQuorum {
 		t.Fatalf("poll of a lagging node: %v, want %s", ce, contract.ErrKindNoQuorum)
 	}
-	if me := f.runErr(contract.DomainMetadata); me == nil || me.Kind != contract.ErrKindNoQuorum {
-		t.Fatalf("metadata poll of a lagging node: %v, want %s", me, contract.ErrKindNoQuorum)
+	if me := f.runErr(contract.DomainMetadata); me == nil || me.Kind != contract.ErrKindBehind {
+		t.Fatalf("metadata poll of a lagging node: %v, want %s", me, contract.ErrKindBehind)
 	}
 	_, s = f.supplyDoc(t)
 	if s.TotalRaw != strconv.FormatUint(postBurn, 10) || s.Slot != published {

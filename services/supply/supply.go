@@ -347,7 +347,7 @@ func (c *Collector) pollMetadata(ctx context.Context) (collector.Result, error) 
 	if first != nil {
 		return collector.Result{}, first
 	}
-	return collector.Result{}, &collector.Error{Kind: contract.ErrKindNoQuorum, Retry: true,
+	return collector.Result{}, &collector.Error{Kind: contract.ErrKindBehind, Retry: true,
 		Message: fmt.Sprintf("%d of %d ledger nodes are behind slot %d, the slot of the on-chain metadata last published; it stays", behind, len(c.nodes), min),
 		Remedy:  "wait for the nodes to catch up; a node that stays behind should be replaced in SOLANA_RPC_URLS"}
 }

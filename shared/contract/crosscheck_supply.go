@@ -46,6 +46,11 @@ const (
 // reached the quorum of ledger nodes: the last agreed figure stays.
 const ErrKindNoQuorum = "no_quorum"
 
+// ErrKindBehind is the error kind of a poll whose ledger answers all came
+// from a slot before the figure last published (JSON-RPC -32016, or an
+// older context slot): discarded, never published; the figure stays.
+const ErrKindBehind = "ledger_behind"
+
 // LedgerCrossCheck is the outcome of one cross-checked read of the
 // ledger nodes: in the supply document (the check that backs the
 // published figure) and in the status record's supply run (the last
