@@ -99,6 +99,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	case ProgramToken2022:
 		c.program = contract.ProgramIDToken2022
 	}
+	deps.Metrics.InitBehind(contract.CollectorHolders, 1, contract.DomainHolders)
 	c.runner = &collector.Runner{
 		Name:      contract.CollectorHolders,
 		Store:     deps.Store,

@@ -123,6 +123,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	for i, u := range urls {
 		c.nodes = append(c.nodes, newLedger(i+1, u, deps.HTTPClient, cfg, deps.Metrics, log))
 	}
+	deps.Metrics.InitBehind(contract.CollectorSupply, len(urls), contract.DomainSupply, contract.DomainMetadata)
 	c.runner = &collector.Runner{
 		Name:      contract.CollectorSupply,
 		Store:     deps.Store,

@@ -59,3 +59,16 @@ func (m *Metrics) ObserveBehind(collector string, d contract.Domain, node int) {
 	}
 	m.ledger.behind.WithLabelValues(collector, string(d), strconv.Itoa(node)).Inc()
 }
+
+// InitBehind makes the behind-answers series of nodes 1..n exist at 0 for
+// each domain, so that the first discarded answer shows in increase().
+func (m *Metrics) InitBehind(collector string, n int, domains ...contract.Domain) {
+	if m == nil {
+		return
+	}
+	for _, d := range domains {
+		for node := 1; node <= n; node++ {
+			m.ledger.behind.WithLabelValues(collector, string(d), strconv.Itoa(node))
+		}
+	}
+}
