@@ -74,7 +74,7 @@ type Server struct {
 
 // simToken is a token registered on the server.
 type simToken struct {
-	state   mintState // guarded by Server.mu
+	state mintState // guarded by Server.mu
 	// history holds the states the mint had, each from the slot it took
 	// effect (guarded by Server.mu): what a lagging node answers.
 	history []pastState
