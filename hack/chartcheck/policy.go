@@ -282,6 +282,26 @@ func (s Set) CheckDisruptionAndScaling() error {
 // secretish names environment variables that hold secrets.
 var secretish = regexp.MustCompile(`(?i)(PASSWORD|SECRET|TOKEN$|API_?KEY|RPC_URL)`)
 
+// secretRefsOnly reports whether value is only comma-separated $(NAME)
+// references to variables of env that come from a Secret (SOLANA_RPC_URLS
+// joined from one Secret key per ledger node).
+func secretRefsOnly(value string, env []corev1.EnvVar) bool {
+	fromSecret := map[string]bool{}
+	for _, e := range env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			fromSecret[e.Name] = true
+		}
+	}
+	for ref := range strings.SplitSeq(value, ",") {
+		name, ok := strings.CutPrefix(ref, "$(")
+		name, closed := strings.CutSuffix(name, ")")
+		if !ok || !closed || !fromSecret[name] {
+			return false
+		}
+	}
+	return value != ""
+}
+
 // CheckSecrets: no secret value is rendered in clear. Secret-looking
 // variables come from a Secret (an RPC URL may be a literal only when it
 // names a Service of the cluster, as the live demo's simulator, with no
@@ -296,7 +316,7 @@ func (s Set) CheckSecrets() error {
 				if e.ValueFrom != nil {
 					continue
 				}
-				if secretish.MatchString(e.Name) && !inClusterURL(e.Value) {
+				if secretish.MatchString(e.Name) && !inClusterURL(e.Value) && !secretRefsOnly(e.Value, c.Env) {
 					errs = append(errs, fmt.Errorf("%s container %q: %s is a literal value, not from a Secret", p.owner, c.Name, e.Name))
 				}
 				if e.Name == "REDIS_URL" && strings.Contains(strings.ReplaceAll(e.Value, ":$(REDIS_PASSWORD)@", ""), "@") {

@@ -549,6 +549,32 @@ func TestConditionals(t *testing.T) {
 				}
 			}
 		}},
+		{"rpc secret, a key per ledger node", []string{"--set", "upstreams.rpc.existingSecret=rpc",
+			"--set", "upstreams.rpc.nodeUrlKeys={n1,n2,n3}", "--set", "upstreams.rpc.quorum=2"}, func(t *testing.T, s Set) {
+			for _, c := range []string{"supply", "holders"} {
+				if _, ok := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_URL"); ok {
+					t.Errorf("%s: SOLANA_RPC_URL set beside SOLANA_RPC_URLS", c)
+				}
+				if e, _ := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_URLS"); e.Value != "$(SOLANA_RPC_NODE_1),$(SOLANA_RPC_NODE_2),$(SOLANA_RPC_NODE_3)" {
+					t.Errorf("%s: SOLANA_RPC_URLS %q", c, e.Value)
+				}
+				if e, ok := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_NODE_2"); !ok || e.ValueFrom.SecretKeyRef.Name != "rpc" || e.ValueFrom.SecretKeyRef.Key != "n2" {
+					t.Errorf("%s: node 2 not from the Secret's key n2", c)
+				}
+			}
+			if e, _ := env(t, s, "t-tokendata-supply", "SUPPLY_QUORUM"); e.Value != "2" {
+				t.Errorf("SUPPLY_QUORUM %q", e.Value)
+			}
+		}},
+		{"rpc secret, one key holding the node list", []string{"--set", "upstreams.rpc.existingSecret=rpc",
+			"--set", "upstreams.rpc.solanaUrlsKey=nodes"}, func(t *testing.T, s Set) {
+			if e, ok := env(t, s, "t-tokendata-supply", "SOLANA_RPC_URLS"); !ok || e.ValueFrom.SecretKeyRef.Key != "nodes" {
+				t.Error("supply: SOLANA_RPC_URLS not from the Secret's key")
+			}
+			if _, ok := env(t, s, "t-tokendata-supply", "SOLANA_RPC_URL"); ok {
+				t.Error("supply: SOLANA_RPC_URL set beside SOLANA_RPC_URLS")
+			}
+		}},
 		{"token mint only", []string{"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
 			"--set", "token.maxSupply=none"}, func(t *testing.T, s Set) {
 			if has(s, "ConfigMap", "t-tokendata-token") {

@@ -99,6 +99,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	case ProgramToken2022:
 		c.program = contract.ProgramIDToken2022
 	}
+	deps.Metrics.InitBehind(contract.CollectorHolders, 1, contract.DomainHolders)
 	c.runner = &collector.Runner{
 		Name:      contract.CollectorHolders,
 		Store:     deps.Store,
@@ -136,6 +137,9 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 		if ce := (*collector.Error)(nil); errors.As(err, &ce) {
 			if ce.Kind == contract.ErrKindUnsupported {
 				c.metrics.unsupported.Set(1)
+			}
+			if ce.Kind == contract.ErrKindBehind {
+				c.rpc.metrics.ObserveBehind(contract.CollectorHolders, contract.DomainHolders, 1)
 			}
 			out := *ce
 			out.Message = config.Redact(out.Message, c.secret)
@@ -213,6 +217,9 @@ type gpaConfig struct {
 	DataSlice   dataSlice `json:"dataSlice"`
 	Filters     []any     `json:"filters"`
 	WithContext bool      `json:"withContext"`
+	// MinContextSlot is the slot of the count last published: a node
+	// behind it answers -32016 rather than an older count.
+	MinContextSlot *uint64 `json:"minContextSlot,omitempty"`
 }
 
 type dataSlice struct {
@@ -259,9 +266,14 @@ func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time
 	}
 	doc := contract.Holders{Queries: []string{}}
 	prog := c.newProgress(started)
+	var min *uint64
+	if env, ok := c.runner.Last(contract.DomainHolders); ok && env.Source.Slot > 0 {
+		s := env.Source.Slot
+		min = &s
+	}
 	for _, q := range queries(program, c.mint) {
 		params := []any{q.program, gpaConfig{Encoding: "base64", Commitment: c.cfg.Commitment,
-			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true}}
+			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true, MinContextSlot: min}}
 		var slot uint64
 		err := c.rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
 			var err error
@@ -270,6 +282,10 @@ func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time
 		})
 		if err != nil {
 			return contract.Holders{}, err
+		}
+		if min != nil && slot != 0 && slot < *min { // a node that ignored minContextSlot
+			return contract.Holders{}, &collector.Error{Kind: contract.ErrKindBehind, Retry: true,
+				Message: fmt.Sprintf("%s: the node answered from slot %d, before slot %d of the holders count last published; that count stays", methodGPA, slot, *min)}
 		}
 		if slot != 0 && (doc.Slot == 0 || slot < doc.Slot) {
 			doc.Slot = slot // the oldest slot of the merged queries

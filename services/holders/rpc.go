@@ -223,6 +223,10 @@ func tooLarge(method string, e *LimitError) *collector.Error {
 func classifyRPC(method string, e *RPCError, variable string) *collector.Error {
 	ce := collector.ClassifyRPC(method, e.Code, e.Message, variable)
 	switch {
+	case e.Code == codeMinContextSlot:
+		// Behind the count last published: discarded, not an outage.
+		ce.Kind, ce.Retry, ce.Remedy = contract.ErrKindBehind, true, "wait for the node to catch up; one that stays behind should be replaced in "+variable
+		ce.Message = method + ": the node has not reached the slot of the holders count last published; that count stays"
 	case e.Code == codeExcludedFromIndex, e.Code == codeMethodNotFound && method != methodAccountInfo,
 		e.Code == 403 && method != methodAccountInfo:
 		ce.Kind, ce.Retry, ce.Remedy = contract.ErrKindUnsupported, false, remedyFor(method)

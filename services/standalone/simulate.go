@@ -30,6 +30,35 @@ type SimulateOptions struct {
 	// NameSet and SymbolSet say that Sim.Name and Sim.Symbol were given:
 	// they then win over the token file's.
 	NameSet, SymbolSet bool
+	// NodeFaults are the faults of the ledger nodes of Sim.Nodes
+	// (--fault nodeN=...).
+	NodeFaults []NodeFaultSpec
+}
+
+// NodeFaultSpec is one --fault nodeN=kind: the fault of ledger node N.
+type NodeFaultSpec struct {
+	Node  int
+	Fault solanasim.NodeFault
+}
+
+// ParseNodeFaultSpec reads "nodeN=kind" (kind as solanasim.ParseNodeFault
+// takes it: ok, lag:K, wrong[:D], down, lb:K); ok is false when v names
+// no node (another --fault).
+func ParseNodeFaultSpec(v string) (spec NodeFaultSpec, ok bool, err error) {
+	route, kind, found := strings.Cut(v, "=")
+	num, isNode := strings.CutPrefix(route, "node")
+	if !found || !isNode {
+		return NodeFaultSpec{}, false, nil
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > simulator.MaxNodes {
+		return NodeFaultSpec{}, true, fmt.Errorf("--fault %s: the node is node1 to node%d", v, simulator.MaxNodes)
+	}
+	f, err := solanasim.ParseNodeFault(kind)
+	if err != nil {
+		return NodeFaultSpec{}, true, fmt.Errorf("--fault %s: %w", v, err)
+	}
+	return NodeFaultSpec{Node: n, Fault: f}, true, nil
 }
 
 // DefaultSimulateOptions are the demo's: a live Token-2022 token of 5,000
@@ -107,6 +136,11 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		return fmt.Errorf("--decimals %d: at most 18", so.Decimals)
 	}
 	so.Supply = supplyWithin(so, maxSupply)
+	for _, nf := range o.NodeFaults {
+		if nf.Node > so.Nodes {
+			return fmt.Errorf("--fault node%d: there are %d ledger nodes (--nodes %d or more)", nf.Node, so.Nodes, nf.Node)
+		}
+	}
 	sim, err := simulator.Start(ctx, so)
 	if err != nil {
 		return err
@@ -124,6 +158,9 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 			return err
 		}
 	}
+	for _, nf := range o.NodeFaults {
+		sim.Nodes[nf.Node-1].SetFault(nf.Fault)
+	}
 	program := "Token-2022"
 	if so.Classic {
 		program = "Token"
@@ -134,6 +171,9 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 	for _, f := range o.Faults {
 		fmt.Fprintf(&b, "# fault: %s on %s\n", f.Fault.Kind, f.Route)
 	}
+	for _, nf := range o.NodeFaults {
+		fmt.Fprintf(&b, "# fault: ledger node %d: %s\n", nf.Node, nodeFaultText(nf.Fault))
+	}
 	if file != nil {
 		fmt.Fprintf(&b, "TOKEN_CONFIG=%s\n", c.TokenConfig)
 		if mint != file.Mint {
@@ -142,7 +182,13 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 	} else {
 		fmt.Fprintf(&b, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\n", mint, maxSupply)
 	}
-	fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\nDEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.RPCURL, sim.DexScreenerURL, sim.GeckoTerminalURL)
+	if len(sim.NodeURLs) > 0 {
+		// the nodes for the supply collector; the faultless node for holders
+		fmt.Fprintf(&b, "SOLANA_RPC_URLS=%s\nHOLDERS_RPC_URL=%s\n", strings.Join(sim.NodeURLs, ","), sim.RPCURL)
+	} else {
+		fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\n", sim.RPCURL)
+	}
+	fmt.Fprintf(&b, "DEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.DexScreenerURL, sim.GeckoTerminalURL)
 	// what the services publish from here is marked simulated
 	b.WriteString("UPSTREAMS_SIMULATED=true\n")
 	if file == nil {
@@ -154,6 +200,21 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 	_, _ = io.WriteString(out, b.String())
 	<-ctx.Done()
 	return nil
+}
+
+// nodeFaultText says a node fault in words, for the header.
+func nodeFaultText(f solanasim.NodeFault) string {
+	switch f.Kind {
+	case solanasim.NodeLag:
+		return fmt.Sprintf("lags %d slots", f.Slots)
+	case solanasim.NodeBalancer:
+		return fmt.Sprintf("a load balancer alternating a current node and one %d slots behind", f.Slots)
+	case solanasim.NodeWrong:
+		return fmt.Sprintf("answers the supply off by %d base units", f.Delta)
+	case solanasim.NodeDown:
+		return "down (HTTP 503)"
+	}
+	return "healthy"
 }
 
 // supplyWithin keeps the simulated supply within the token's maximum

@@ -2,6 +2,7 @@ package supply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tokendata/tokendata/shared/amount"
@@ -46,8 +47,12 @@ func (c *Collector) Check(ctx context.Context, sup, meta *check.Group) {
 	res, err := c.pollSupply(ctx)
 	if err != nil {
 		collector.CheckFail(sup, "getTokenSupply and the mint account", err)
+		if ce := (*collector.Error)(nil); errors.As(err, &ce) {
+			checkNodes(sup, ce.Ledger)
+		}
 	} else {
 		c.checkSupply(sup, res.Doc.(contract.Supply))
+		checkNodes(sup, res.Ledger)
 	}
 	res, err = c.pollMetadata(ctx)
 	if err != nil {
@@ -55,6 +60,37 @@ func (c *Collector) Check(ctx context.Context, sup, meta *check.Group) {
 		return
 	}
 	c.checkMetadata(meta, res.Doc.(contract.Metadata))
+}
+
+// checkNodes reports, with several ledger nodes, which of them agree.
+func checkNodes(g *check.Group, cc *contract.LedgerCrossCheck) {
+	if cc == nil || cc.Nodes < 2 {
+		return
+	}
+	for _, n := range cc.PerNode {
+		subject := fmt.Sprintf("ledger node %d", n.Node)
+		switch n.Verdict {
+		case contract.NodeAgreed:
+			g.OK(subject, "agrees: %s base units at slot %d", n.AmountRaw, n.Slot)
+		case contract.NodeAhead:
+			g.Warn(subject, fmt.Sprintf("answers %s base units at slot %d, after every node that confirms the agreed supply: a change no quorum confirms yet", n.AmountRaw, n.Slot),
+				"check again in a minute: the other nodes confirm a real mint or burn as they reach its slot")
+		case contract.NodeLagging:
+			g.Warn(subject, fmt.Sprintf("lags %d slots behind the others", n.SlotsBehind),
+				"a node that stays behind should be replaced in SOLANA_RPC_URLS")
+		case contract.NodeDisagreeing:
+			g.Fail(subject, fmt.Sprintf("disagrees: %s base units at slot %d", n.AmountRaw, n.Slot),
+				"replace the node in SOLANA_RPC_URLS: it answers a supply the other nodes do not confirm")
+		default:
+			g.Fail(subject, fmt.Sprintf("down (%s)", n.Error), "check the node's URL and key in SOLANA_RPC_URLS")
+		}
+	}
+	if cc.State == contract.CrossCheckNoQuorum {
+		g.Fail("cross-check", fmt.Sprintf("no supply is confirmed by %d of the %d ledger nodes", cc.Quorum, cc.Nodes),
+			"fix or replace the nodes above, or lower SUPPLY_QUORUM")
+		return
+	}
+	g.OK("cross-check", "%d of %d ledger nodes agree at slot %d (quorum %d)", cc.Agreed, cc.Nodes, cc.Slot, cc.Quorum)
 }
 
 func (c *Collector) checkSupply(g *check.Group, doc contract.Supply) {

@@ -3,6 +3,7 @@ package supply
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -30,6 +31,28 @@ type Config struct {
 	// RetryBase is the first wait between tries; it doubles each time,
 	// with ±50 % jitter (SUPPLY_RETRY_BASE).
 	RetryBase time.Duration `env:"RETRY_BASE" doc:"First wait between tries; it doubles after each, with ±50 % jitter." envDefault:"1s" min:"1ns" max:"1m"`
+	// Quorum is how many ledger nodes must confirm a changed supply
+	// (SUPPLY_QUORUM): "majority", or a number from 1 to the number of
+	// nodes.
+	Quorum string `env:"QUORUM" doc:"How many ledger nodes of SOLANA_RPC_URLS must confirm a supply, at slots at or after the last published one, before it is published: majority (more than half), or a number from 1 to the number of nodes." envDefault:"majority"`
+	// NodeMaxLag is how many slots a node may lag behind the quorum
+	// before the cross-check is degraded (SUPPLY_NODE_MAX_LAG).
+	NodeMaxLag uint64 `env:"NODE_MAX_LAG" doc:"Slots a ledger node may lag behind the quorum before the supply cross-check, and /api/status, turn degraded (150 slots: about a minute)." envDefault:"150"`
+}
+
+// quorumOf is the quorum of n nodes: SUPPLY_QUORUM, checked against n.
+func (c Config) quorumOf(n int) (int, error) {
+	if c.Quorum == "majority" || c.Quorum == "" { // "": a Config built in code
+		return n/2 + 1, nil
+	}
+	q, err := strconv.Atoi(c.Quorum)
+	if err != nil {
+		return 0, fmt.Errorf("SUPPLY_QUORUM: %q is not majority or a number", c.Quorum)
+	}
+	if q < 1 || q > n {
+		return 0, fmt.Errorf("SUPPLY_QUORUM: %d is not between 1 and the %d configured ledger node(s)", q, n)
+	}
+	return q, nil
 }
 
 // DefaultConfig is the configuration with every default, as LoadConfig
@@ -52,6 +75,9 @@ func (c Config) Validate() error {
 	case CommitmentProcessed, CommitmentConfirmed, CommitmentFinalized:
 	default:
 		errs = append(errs, fmt.Errorf("SUPPLY_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
+	}
+	if _, err := c.quorumOf(config.MaxLedgerNodes); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -116,7 +116,8 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestLoadConfig(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		c, err := LoadConfig()
-		want := Config{Commitment: CommitmentFinalized, RPCTimeout: 10 * time.Second, RetryAttempts: 3, RetryBase: time.Second}
+		want := Config{Commitment: CommitmentFinalized, RPCTimeout: 10 * time.Second, RetryAttempts: 3, RetryBase: time.Second,
+			Quorum: "majority", NodeMaxLag: 150}
 		if err != nil || c != want || DefaultConfig() != want {
 			t.Errorf("LoadConfig() = %+v, %v; DefaultConfig() = %+v; want %+v", c, err, DefaultConfig(), want)
 		}
@@ -126,8 +127,11 @@ func TestLoadConfig(t *testing.T) {
 		t.Setenv("SUPPLY_RPC_TIMEOUT", "3s")
 		t.Setenv("SUPPLY_RETRY_ATTEMPTS", "5")
 		t.Setenv("SUPPLY_RETRY_BASE", "250ms")
+		t.Setenv("SUPPLY_QUORUM", "2")
+		t.Setenv("SUPPLY_NODE_MAX_LAG", "1000")
 		c, err := LoadConfig()
-		want := Config{Commitment: "confirmed", RPCTimeout: 3 * time.Second, RetryAttempts: 5, RetryBase: 250 * time.Millisecond}
+		want := Config{Commitment: "confirmed", RPCTimeout: 3 * time.Second, RetryAttempts: 5, RetryBase: 250 * time.Millisecond,
+			Quorum: "2", NodeMaxLag: 1000}
 		if err != nil || c != want {
 			t.Errorf("LoadConfig() = %+v, %v", c, err)
 		}
@@ -137,6 +141,8 @@ func TestLoadConfig(t *testing.T) {
 		"SUPPLY_RPC_TIMEOUT":    {"SUPPLY_RPC_TIMEOUT", "-1s"},
 		"SUPPLY_RETRY_ATTEMPTS": {"SUPPLY_RETRY_ATTEMPTS", "0"},
 		"SUPPLY_RETRY_BASE":     {"SUPPLY_RETRY_BASE", "0s"},
+		"SUPPLY_QUORUM":         {"SUPPLY_QUORUM", "most"},
+		"SUPPLY_QUORUM 0":       {"SUPPLY_QUORUM", "0"},
 		"SUPPLY_RPC_TIMEOUT ":   {"SUPPLY_RPC_TIMEOUT", "soon"},
 	} {
 		t.Run("bad "+name, func(t *testing.T) {

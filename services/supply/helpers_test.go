@@ -59,6 +59,10 @@ type fixture struct {
 	rpcURL  string
 	mint    string
 	backend store.Backend
+	// nodes are the ledger nodes of fixtureOpts.nodes, node 1 first.
+	nodes []*solanasim.Node
+	// common is the collector's common configuration.
+	common config.Common
 }
 
 type fixtureOpts struct {
@@ -66,6 +70,9 @@ type fixtureOpts struct {
 	refresh time.Duration
 	backend store.Backend
 	token   *config.Token
+	// nodes > 0 starts that many ledger nodes over the simulator and
+	// gives them to the collector as SOLANA_RPC_URLS.
+	nodes int
 }
 
 // testCommon is the common configuration of the tests: the simulator's
@@ -108,9 +115,23 @@ func newFixtureOn(t testing.TB, sim *solanasim.Server, url, mint string, o fixtu
 		token = *o.token
 	}
 	f := &fixture{sim: sim, logs: &logging.Buffer{}, reg: prometheus.NewRegistry(), rpcURL: url, mint: mint, backend: o.backend}
+	common := testCommon(url, o.refresh)
+	var urls []string
+	for range o.nodes {
+		n := sim.NewNode()
+		u, err := n.StartOn(context.Background(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Close() })
+		f.nodes = append(f.nodes, n)
+		urls = append(urls, u+"/?api-key="+secretKey)
+	}
+	common.SolanaRPCURLs = config.Secret(strings.Join(urls, ","))
+	f.common = common
 	f.store = store.New(o.backend, mint)
 	log := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c, err := New(testCommon(url, o.refresh), token, cfg, collector.Deps{
+	c, err := New(common, token, cfg, collector.Deps{
 		Store: f.store, Metrics: collector.NewMetrics(f.reg), Registry: f.reg, Log: log,
 	})
 	if err != nil {

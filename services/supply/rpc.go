@@ -2,11 +2,13 @@ package supply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -110,9 +112,11 @@ type ledger struct {
 	timeout    time.Duration
 	commitment rpc.CommitmentType
 	secret     config.Secret
+	// node is the node's number, 1..N in configuration order.
+	node int
 }
 
-func newLedger(url config.Secret, base *http.Client, cfg Config, m *collector.Metrics, log *slog.Logger) *ledger {
+func newLedger(node int, url config.Secret, base *http.Client, cfg Config, m *collector.Metrics, log *slog.Logger) *ledger {
 	if base == nil {
 		base = &http.Client{Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
@@ -131,7 +135,59 @@ func newLedger(url config.Secret, base *http.Client, cfg Config, m *collector.Me
 		timeout:    cfg.RPCTimeout,
 		commitment: rpc.CommitmentType(cfg.Commitment),
 		secret:     url,
+		node:       node,
 	}
+}
+
+// codeMinContextSlot is the JSON-RPC error of a node whose ledger is
+// behind the minContextSlot of the request: "Minimum context slot has not
+// been reached", with data {"contextSlot": N}.
+const codeMinContextSlot = -32016
+
+// outcomeBehind labels calls answered from a slot before the one required.
+const outcomeBehind = "behind"
+
+// behindError is an answer discarded because the node's ledger is behind
+// the slot of the figure last published: the node is lagging, not down.
+type behindError struct {
+	method string
+	// slot is the node's context slot, when it said (0: unknown).
+	slot, min uint64
+}
+
+func (e *behindError) Error() string {
+	if e.slot == 0 {
+		return fmt.Sprintf("%s: the node has not reached slot %d", e.method, e.min)
+	}
+	return fmt.Sprintf("%s: the node is at slot %d, before slot %d", e.method, e.slot, e.min)
+}
+
+// contextSlotOf reads data.contextSlot of a -32016 error (0 when absent).
+func contextSlotOf(re *jsonrpc.RPCError) uint64 {
+	m, ok := re.Data.(map[string]any)
+	if !ok {
+		return 0
+	}
+	switch v := m["contextSlot"].(type) {
+	case float64:
+		if v > 0 && v < 1<<53 {
+			return uint64(v)
+		}
+	case json.Number:
+		if n, err := strconv.ParseUint(v.String(), 10, 64); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// minSlotOpt is the minContextSlot of a read: nil when nothing was
+// published yet.
+func minSlotOpt(min uint64) *uint64 {
+	if min == 0 {
+		return nil
+	}
+	return &min
 }
 
 // call runs one RPC call with the per-call timeout, observes it and
@@ -151,6 +207,10 @@ func (l *ledger) call(ctx context.Context, method string, f func(ctx context.Con
 	if ctx.Err() != nil {
 		l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, outcomeCanceled, dur)
 		return ctx.Err()
+	}
+	if re := (*jsonrpc.RPCError)(nil); errors.As(err, &re) && re.Code == codeMinContextSlot {
+		l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, outcomeBehind, dur)
+		return &behindError{method: method, slot: contextSlotOf(re)}
 	}
 	ce := l.classify(method, err, obs, cctx.Err() != nil)
 	l.metrics.ObserveUpstream(contract.UpstreamSolanaRPC, method, ce.Kind, dur)
@@ -203,7 +263,9 @@ type tokenSupply struct {
 	Slot     uint64
 }
 
-func (l *ledger) getTokenSupply(ctx context.Context, mint solana.PublicKey) (tokenSupply, error) {
+// getTokenSupply reads the supply. The method takes a commitment only (no
+// minContextSlot), so an answer from a slot before min is discarded here.
+func (l *ledger) getTokenSupply(ctx context.Context, mint solana.PublicKey, min uint64) (tokenSupply, error) {
 	var res *rpc.GetTokenSupplyResult
 	err := l.call(ctx, methodGetTokenSupply, func(ctx context.Context) error {
 		var err error
@@ -216,6 +278,9 @@ func (l *ledger) getTokenSupply(ctx context.Context, mint solana.PublicKey) (tok
 	if res == nil || res.Value == nil {
 		return tokenSupply{}, collector.Errorf(contract.ErrKindInvalid, false, "%s answered %s without a value", contract.UpstreamSolanaRPC, methodGetTokenSupply)
 	}
+	if res.Context.Slot != 0 && res.Context.Slot < min {
+		return tokenSupply{}, &behindError{method: methodGetTokenSupply, slot: res.Context.Slot, min: min}
+	}
 	return tokenSupply{Amount: res.Value.Amount, Decimals: res.Value.Decimals, Slot: res.Context.Slot}, nil
 }
 
@@ -226,16 +291,21 @@ type account struct {
 	Slot  uint64
 }
 
-// getAccount returns the account, or found false when it does not exist.
-func (l *ledger) getAccount(ctx context.Context, addr solana.PublicKey) (acc account, found bool, err error) {
+// getAccount returns the account, or found false when it does not exist,
+// as of slot min or after (minContextSlot; 0: any slot).
+func (l *ledger) getAccount(ctx context.Context, addr solana.PublicKey, min uint64) (acc account, found bool, err error) {
 	var res *rpc.GetAccountInfoResult
 	err = l.call(ctx, methodGetAccountInfo, func(ctx context.Context) error {
 		var err error
 		res, err = l.cl.GetAccountInfoWithOpts(ctx, addr, &rpc.GetAccountInfoOpts{
-			Encoding: solana.EncodingBase64, Commitment: l.commitment,
+			Encoding: solana.EncodingBase64, Commitment: l.commitment, MinContextSlot: minSlotOpt(min),
 		})
 		return err
 	})
+	var be *behindError
+	if errors.As(err, &be) {
+		be.min = min
+	}
 	switch {
 	case errors.Is(err, rpc.ErrNotFound):
 		return account{}, false, nil

@@ -15,9 +15,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -48,14 +48,22 @@ type Collector struct {
 	mint     solana.PublicKey
 	metaPDA  solana.PublicKey
 	maxWhole string
-	ledger   *ledger
-	runner   *collector.Runner
-	log      *slog.Logger
+	// nodes are the ledger nodes, node 1 first (SOLANA_RPC_URLS).
+	nodes   []*ledger
+	quorum  int
+	persist time.Duration
+	runner  *collector.Runner
+	metrics *collector.Metrics
+	log     *slog.Logger
 
 	// aboveMax is whether the last supply poll found the total above the
 	// maximum supply: the log says so once per change, not every poll.
 	mu       sync.Mutex
 	aboveMax bool
+	// ahead are the nodes seen ahead of the quorum (compare); lastState
+	// the last cross-check's state, logged once per change.
+	ahead     map[int]aheadSeen
+	lastState string
 }
 
 // New builds the collector of token from the common configuration (the
@@ -100,10 +108,22 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	log = log.With("collector", contract.CollectorSupply)
+	urls := common.LedgerRPCs()
+	quorum, err := cfg.quorumOf(len(urls))
+	if err != nil {
+		return nil, err
+	}
 	c := &Collector{
 		token: token, cfg: cfg, mint: mint, metaPDA: pda, maxWhole: maxWhole, log: log,
-		ledger: newLedger(common.SolanaRPCURL, deps.HTTPClient, cfg, deps.Metrics, log),
+		quorum: quorum, metrics: deps.Metrics, lastState: contract.CrossCheckAgreed,
+		// A node ahead of the quorum is disagreeing once it stays so over
+		// two polls: retries within one poll do not count.
+		persist: timings[contract.DomainSupply].Refresh / 2,
 	}
+	for i, u := range urls {
+		c.nodes = append(c.nodes, newLedger(i+1, u, deps.HTTPClient, cfg, deps.Metrics, log))
+	}
+	deps.Metrics.InitBehind(contract.CollectorSupply, len(urls), contract.DomainSupply, contract.DomainMetadata)
 	c.runner = &collector.Runner{
 		Name:      contract.CollectorSupply,
 		Store:     deps.Store,
@@ -124,7 +144,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 // Run polls both domains at once, then each on its own interval, until
 // ctx is done. Upstream failures are recorded, never returned.
 func (c *Collector) Run(ctx context.Context) error {
-	defer c.ledger.close()
+	defer c.Close()
 	return c.runner.Run(ctx)
 }
 
@@ -140,58 +160,31 @@ func (c *Collector) Runner() *collector.Runner { return c.runner }
 
 // Close releases the RPC client's idle connections (Run does it itself
 // when it returns).
-func (c *Collector) Close() { c.ledger.close() }
+func (c *Collector) Close() {
+	for _, l := range c.nodes {
+		l.close()
+	}
+}
 
-// pollSupply reads getTokenSupply and the mint account, validates them
-// and builds the supply document.
+// pollSupply reads every ledger node, compares their answers (compare)
+// and builds the supply document of the figure a quorum confirms.
 func (c *Collector) pollSupply(ctx context.Context) (collector.Result, error) {
-	sup, err := c.ledger.getTokenSupply(ctx, c.mint)
+	x, _, err := c.crossCheck(ctx)
 	if err != nil {
 		return collector.Result{}, err
 	}
-	total, err := amount.ParseU64(sup.Amount)
-	if err != nil {
-		return collector.Result{}, invalidf("getTokenSupply amount %.40q is not a u64 base-10 integer", sup.Amount)
-	}
-	if sup.Slot == 0 {
-		return collector.Result{}, invalidf("getTokenSupply answered without a context slot")
-	}
-	acc, found, err := c.ledger.getAccount(ctx, c.mint)
+	w := x.winner.doc
+	doc, err := c.supplyDoc(w.sup.Amount, w.sup, w.ownerID, w.program, w.mint)
 	if err != nil {
 		return collector.Result{}, err
 	}
-	if !found {
-		return collector.Result{}, invalidf("the mint account %s does not exist, yet getTokenSupply answered", c.mint)
-	}
-	program, err := c.programName(acc.Owner, true)
-	if err != nil {
-		return collector.Result{}, err
-	}
-	m, err := decodeMint(acc.Data, program == contract.ProgramToken2022)
-	if err != nil {
-		return collector.Result{}, invalidf("mint account %s: %v", c.mint, err)
-	}
-	if m.Decimals != sup.Decimals {
-		return collector.Result{}, invalidf("getTokenSupply reports %d decimals, the mint account %d", sup.Decimals, m.Decimals)
-	}
-	if m.Decimals > contract.MaxDecimals {
-		// What the ledger says, not a configuration mistake: nothing to
-		// retry, and no amount this service would publish.
-		return collector.Result{}, &collector.Error{Kind: contract.ErrKindInvalid,
-			Message: fmt.Sprintf("the mint reports %d decimals; this service supports 0 to %d", m.Decimals, contract.MaxDecimals),
-			Remedy:  collector.RemedyMint(rpcVariable)}
-	}
-	if acc.Slot == sup.Slot && strconv.FormatUint(m.Supply, 10) != total {
-		return collector.Result{}, invalidf("at slot %d getTokenSupply reports %s, the mint account %d", sup.Slot, total, m.Supply)
-	}
-	doc, err := c.supplyDoc(total, sup, acc.Owner, program, m)
-	if err != nil {
-		return collector.Result{}, err
-	}
+	doc.Slot = x.cc.Slot
+	cc := x.cc
+	doc.CrossCheck = &cc
 	c.logAboveMax(doc)
 	return collector.Result{Doc: doc, Source: contract.Source{
-		Name: contract.UpstreamSolanaRPC, Method: methodGetTokenSupply, Commitment: c.cfg.Commitment, Slot: sup.Slot,
-	}, Samples: contract.SupplySamples(doc)}, nil
+		Name: contract.UpstreamSolanaRPC, Method: methodGetTokenSupply, Commitment: c.cfg.Commitment, Slot: doc.Slot,
+	}, Samples: contract.SupplySamples(doc), Ledger: &cc}, nil
 }
 
 // programName checks the mint's owner program. Another owner, once
@@ -329,8 +322,40 @@ func groupThousands(digits string) string {
 
 // pollMetadata reads the on-chain identity: the Token-2022 TokenMetadata
 // extension of the mint, else the Metaplex Token Metadata account.
+//
+// It asks the nodes in order, at the slot of the metadata last published
+// or after: the first that answers is read; one behind is skipped (and
+// counted).
 func (c *Collector) pollMetadata(ctx context.Context) (collector.Result, error) {
-	acc, found, err := c.ledger.getAccount(ctx, c.mint)
+	min, _ := c.lastPublished(contract.DomainMetadata)
+	var first error
+	behind := 0
+	for _, l := range c.nodes {
+		res, err := c.pollMetadataOn(ctx, l, min)
+		var be *behindError
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			return collector.Result{}, ctx.Err()
+		case errors.As(err, &be):
+			behind++
+			c.metrics.ObserveBehind(contract.CollectorSupply, contract.DomainMetadata, l.node)
+		case first == nil:
+			first = err
+		}
+	}
+	if first != nil {
+		return collector.Result{}, first
+	}
+	return collector.Result{}, &collector.Error{Kind: contract.ErrKindBehind, Retry: true,
+		Message: fmt.Sprintf("%d of %d ledger nodes are behind slot %d, the slot of the on-chain metadata last published; it stays", behind, len(c.nodes), min),
+		Remedy:  "wait for the nodes to catch up; a node that stays behind should be replaced in SOLANA_RPC_URLS"}
+}
+
+// pollMetadataOn reads the on-chain identity from one node.
+func (c *Collector) pollMetadataOn(ctx context.Context, l *ledger, min uint64) (collector.Result, error) {
+	acc, found, err := l.getAccount(ctx, c.mint, min)
 	if err != nil {
 		return collector.Result{}, err
 	}
@@ -356,7 +381,7 @@ func (c *Collector) pollMetadata(ctx context.Context) (collector.Result, error) 
 		on = &contract.OnChainMetadata{Name: id.Name, Symbol: id.Symbol, URI: id.URI,
 			Source: contract.MetadataSourceToken2022, Address: c.mint.String(), UpdateAuthority: id.UpdateAuthority}
 	} else {
-		md, found, err := c.ledger.getAccount(ctx, c.metaPDA)
+		md, found, err := l.getAccount(ctx, c.metaPDA, min)
 		if err != nil {
 			return collector.Result{}, err
 		}

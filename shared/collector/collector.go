@@ -45,6 +45,9 @@ type Error struct {
 	Retry bool
 	// RetryAfter, when set, is the upstream's requested wait.
 	RetryAfter time.Duration
+	// Ledger, when set, is the failed poll's cross-check of the ledger
+	// nodes, kept in the status record's run.
+	Ledger *contract.LedgerCrossCheck
 }
 
 func (e *Error) Error() string { return e.Kind + ": " + e.Message }
@@ -91,6 +94,9 @@ type Result struct {
 	// successful poll has them: a document written back by Restore never
 	// appends, so no point is ever made up.
 	Samples []contract.Sample
+	// Ledger, when set, is the poll's cross-check of the ledger nodes,
+	// kept in the status record's run.
+	Ledger *contract.LedgerCrossCheck
 }
 
 // Job is one domain a collector writes.
@@ -219,9 +225,12 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	run := contract.Run{StartedAt: started.UTC(), Upstream: job.Upstream}
 	if err == nil {
 		run.Note = r.text(res.Note)
+		run.Ledger = res.Ledger
 		if res.Upstream != "" {
 			run.Upstream = res.Upstream
 		}
+	} else if ce := (*Error)(nil); errors.As(err, &ce) {
+		run.Ledger = ce.Ledger
 	}
 	run, ce, stopped := r.record(ctx, job, env, res.Samples, run, err)
 	if stopped {

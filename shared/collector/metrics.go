@@ -22,6 +22,7 @@ type Metrics struct {
 	upstreamReqs    *prometheus.CounterVec
 	upstreamLatency *prometheus.HistogramVec
 	republished     *prometheus.CounterVec
+	ledger          *ledgerMetrics
 }
 
 // NewMetrics registers the collector metrics on reg.
@@ -52,6 +53,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		republished: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "collector_republished_total",
 			Help: "Records the store had lost and the collector wrote back, unchanged: record is a domain, or status for the status record."},
 			[]string{"collector", "record"}),
+		ledger: newLedgerMetrics(f),
 	}
 }
 

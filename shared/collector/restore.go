@@ -104,6 +104,17 @@ func (r *Runner) adopt(ctx context.Context) {
 // adoptTimeout bounds adopt's reads of the store at start.
 const adoptTimeout = 5 * time.Second
 
+// Last returns the last good envelope of domain d: the last one this
+// runner wrote, or the one it adopted from the store at start (see
+// adopt). A collector reads from it the slot of the figure it last
+// published, below which no ledger answer is taken.
+func (r *Runner) Last(d contract.Domain) (contract.Envelope, bool) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	env, ok := r.last[d]
+	return env, ok
+}
+
 func (r *Runner) keepLocked(env contract.Envelope) {
 	if r.last == nil {
 		r.last = map[contract.Domain]contract.Envelope{}

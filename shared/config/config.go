@@ -51,9 +51,13 @@ type Common struct {
 	TokenMaxSupply string `env:"TOKEN_MAX_SUPPLY" doc:"Maximum supply in whole tokens, or none when the issuer discloses none; replaces the token file's max_supply. Required with TOKEN_MINT alone."`
 	// SolanaRPCURL is the ledger RPC (secret).
 	SolanaRPCURL Secret `doc:"Solana JSON-RPC endpoint of the supply collector, and of the holders collector without HOLDERS_RPC_URL. Secret: it may carry an API key and is never logged." env:"SOLANA_RPC_URL" envDefault:"https://api.mainnet-beta.solana.com"`
+	// SolanaRPCURLs is the list of ledger nodes the supply collector
+	// cross-checks (secret: each URL may carry its own key); empty: the
+	// one node of SolanaRPCURL. See LedgerRPCs.
+	SolanaRPCURLs Secret `doc:"Comma-separated Solana JSON-RPC endpoints, each a node of its own provider (with its own key): the supply collector reads every one on each poll and publishes a changed supply only when SUPPLY_QUORUM of them agree. Nodes are numbered 1..N in this order in answers, metrics and logs, never named. Replaces SOLANA_RPC_URL (setting both is refused). Secret." env:"SOLANA_RPC_URLS" empty:"unset it to use SOLANA_RPC_URL alone, or give a comma-separated list of URLs"`
 	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
 	// SolanaRPCURL.
-	HoldersRPCURL Secret `doc:"RPC endpoint of the holders collector: a node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_METHOD=das. Secret. Unset: SOLANA_RPC_URL." env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
+	HoldersRPCURL Secret `doc:"RPC endpoint of the holders collector: a node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_METHOD=das. Secret. Unset: SOLANA_RPC_URL (the first node of SOLANA_RPC_URLS)." env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
 	// HoldersMethod is getProgramAccounts or das.
 	HoldersMethod string `doc:"How holders are enumerated: getProgramAccounts, or das (Helius getTokenAccounts)." env:"HOLDERS_METHOD" envDefault:"getProgramAccounts"`
 	// DexScreenerURL is the aggregator base URL.
@@ -119,7 +123,8 @@ func (c Common) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("token_config", c.TokenConfig), slog.String("token_mint", c.TokenMint),
 		slog.String("token_max_supply", c.TokenMaxSupply),
-		slog.Any("solana_rpc_url", c.SolanaRPCURL), slog.Any("holders_rpc_url", c.HoldersRPC()),
+		slog.Any("solana_rpc_url", c.SolanaRPCURL), slog.Int("ledger_nodes", len(c.LedgerRPCs())),
+		slog.Any("holders_rpc_url", c.HoldersRPC()),
 		slog.String("holders_method", c.HoldersMethod),
 		slog.String("dexscreener_url", c.DexScreenerURL), slog.String("geckoterminal_url", c.GeckoTerminalURL),
 		slog.Any("redis_url", c.RedisURL), slog.Any("redis_password", c.RedisPassword),
@@ -141,12 +146,60 @@ func (c Common) LogValue() slog.Value {
 // Demo reports whether demo mode is on: no token file and no mint set.
 func (c Common) Demo() bool { return c.TokenConfig == "" && c.TokenMint == "" }
 
-// HoldersRPC is the RPC used for holder enumeration.
+// HoldersRPC is the RPC used for holder enumeration: HOLDERS_RPC_URL, else
+// the first ledger node.
 func (c Common) HoldersRPC() Secret {
 	if c.HoldersRPCURL != "" {
 		return c.HoldersRPCURL
 	}
-	return c.SolanaRPCURL
+	return c.LedgerRPCs()[0]
+}
+
+// MaxLedgerNodes bounds SOLANA_RPC_URLS: every poll reads each node.
+const MaxLedgerNodes = 9
+
+// LedgerRPCs returns the ledger nodes, in configuration order (node 1
+// first): the elements of SOLANA_RPC_URLS, trimmed, or the one node of
+// SOLANA_RPC_URL when the list is empty. A Common built in code that sets
+// both takes the list (LoadCommon refuses both from the environment).
+func (c Common) LedgerRPCs() []Secret {
+	if strings.TrimSpace(c.SolanaRPCURLs.Reveal()) == "" {
+		return []Secret{c.SolanaRPCURL}
+	}
+	var out []Secret
+	for part := range strings.SplitSeq(c.SolanaRPCURLs.Reveal(), ",") {
+		out = append(out, Secret(strings.TrimSpace(part)))
+	}
+	return out
+}
+
+// validateLedgerRPCs checks SOLANA_RPC_URLS element by element, naming the
+// node by its number, never quoting it.
+func (c Common) validateLedgerRPCs() error {
+	if c.SolanaRPCURLs == "" {
+		return nil
+	}
+	nodes := c.LedgerRPCs()
+	var errs []error
+	if len(nodes) > MaxLedgerNodes {
+		errs = append(errs, fmt.Errorf("SOLANA_RPC_URLS: %d nodes; at most %d", len(nodes), MaxLedgerNodes))
+	}
+	seen := map[Secret]int{}
+	for i, n := range nodes {
+		switch {
+		case n == "":
+			errs = append(errs, fmt.Errorf("SOLANA_RPC_URLS: node %d is empty (a stray comma?)", i+1))
+			continue
+		case seen[n] != 0:
+			errs = append(errs, fmt.Errorf("SOLANA_RPC_URLS: node %d repeats node %d: the same node cannot confirm a figure twice", i+1, seen[n]))
+			continue
+		}
+		seen[n] = i + 1
+		if err := checkHTTPURL(n.Reveal()); err != nil {
+			errs = append(errs, fmt.Errorf("SOLANA_RPC_URLS: node %d: %w", i+1, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Timings returns the effective timing of each domain.
@@ -187,6 +240,9 @@ func (c Common) Validate() error {
 		if err := checkHTTPURL(u); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
+	}
+	if err := c.validateLedgerRPCs(); err != nil {
+		errs = append(errs, err)
 	}
 	for name, a := range map[string]string{"HTTP_ADDR": c.HTTPAddr, "OPS_ADDR": c.OpsAddr} {
 		if !strings.Contains(a, ":") {
@@ -421,6 +477,11 @@ func LoadCommon() (Common, error) {
 	c.setDefaultTimings()
 	if err := Load(&c, ""); err != nil {
 		return c, err
+	}
+	_, one := os.LookupEnv("SOLANA_RPC_URL")
+	_, list := os.LookupEnv("SOLANA_RPC_URLS")
+	if one && list {
+		return c, errors.New("SOLANA_RPC_URL and SOLANA_RPC_URLS are both set: set SOLANA_RPC_URLS alone for several ledger nodes, or SOLANA_RPC_URL alone for one")
 	}
 	return c, c.Validate()
 }

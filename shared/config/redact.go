@@ -147,6 +147,12 @@ func fragments(v string) []string {
 		return nil
 	}
 	out := []string{v}
+	if strings.Contains(v, ",") { // a list of URLs (SOLANA_RPC_URLS): each one's too
+		for part := range strings.SplitSeq(v, ",") {
+			out = append(out, fragments(strings.TrimSpace(part))...)
+		}
+		return out
+	}
 	u, err := url.Parse(v)
 	if err != nil || u.Host == "" {
 		return out

@@ -54,6 +54,9 @@ type Supply struct {
 	Methodology Methodology `json:"methodology"`
 	// Warnings are disclosures (mint authority active, total above max...).
 	Warnings []Warning `json:"warnings"`
+	// CrossCheck is the agreement of the ledger nodes behind this figure
+	// (crosscheck_supply.go); nil in a document written before it existed.
+	CrossCheck *LedgerCrossCheck `json:"cross_check,omitempty"`
 }
 
 // WarnTotalAboveMax is the supply warning of an on-chain total above the
@@ -285,4 +288,7 @@ type Run struct {
 	// Note carries what is worth knowing of a successful run, such as the
 	// fallback source used.
 	Note string `json:"note,omitempty"`
+	// Ledger is the supply run's cross-check of the ledger nodes, whether
+	// or not it published (crosscheck_supply.go).
+	Ledger *LedgerCrossCheck `json:"ledger,omitempty"`
 }

@@ -51,7 +51,14 @@ type Options struct {
 	// NoMintAuthority leaves the mint without a mint authority (a fixed
 	// supply); SupplyEvery then mints nothing.
 	NoMintAuthority bool
+	// Nodes is the number of ledger nodes (each its own port, over the
+	// one ledger, with a fault of its own: Sim.Nodes) for SOLANA_RPC_URLS;
+	// 0 starts none.
+	Nodes int
 }
+
+// MaxNodes bounds Options.Nodes.
+const MaxNodes = 9
 
 func (o *Options) defaults() {
 	o.Program = solanasim.ProgramToken2022
@@ -83,6 +90,10 @@ type Sim struct {
 	// OfficialPairs are the scenario's official pairs, as a token file
 	// would declare them.
 	OfficialPairs []OfficialPair
+	// Nodes are the ledger nodes of Options.Nodes, node 1 first, and
+	// NodeURLs their URLs (SOLANA_RPC_URLS, comma-joined).
+	Nodes    []*solanasim.Node
+	NodeURLs []string
 
 	opts   Options
 	cancel context.CancelFunc
@@ -152,6 +163,19 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		return nil, err
 	}
 	s.DexScreenerURL, s.GeckoTerminalURL = s.Dex.DexScreenerURL(), s.Dex.GeckoTerminalURL()
+	if opts.Nodes < 0 || opts.Nodes > MaxNodes {
+		s.Close()
+		return nil, fmt.Errorf("simulator: Nodes %d: 0 to %d", opts.Nodes, MaxNodes)
+	}
+	for range opts.Nodes {
+		n := s.RPC.NewNode()
+		u, err := n.StartOn(ctx, opts.Host, 0)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Nodes, s.NodeURLs = append(s.Nodes, n), append(s.NodeURLs, u)
+	}
 	if opts.PriceEvery > 0 {
 		s.wg.Go(func() { s.Dex.Drift(ctx, opts.Mint, opts.Seed, opts.PriceEvery, 2) })
 	}
@@ -217,6 +241,9 @@ func (s *Sim) Market() dexsim.Truth { return s.Dex.Truth(s.opts.Mint) }
 // Close stops both simulators and waits for their goroutines.
 func (s *Sim) Close() {
 	s.cancel()
+	for _, n := range s.Nodes {
+		_ = n.Close()
+	}
 	_ = s.RPC.Close()
 	_ = s.Dex.Close()
 	s.wg.Wait()

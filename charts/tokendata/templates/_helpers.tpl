@@ -310,7 +310,10 @@ password (an existing Secret under `helm template`).
 
 {{/*
 The RPC URLs of a collector, from an existing Secret (they carry API keys):
-(dict "root" $ "holders" true). Without a Secret the services use their
+(dict "root" $ "holders" true). Several ledger nodes: one key per node
+(nodeUrlKeys, each into SOLANA_RPC_NODE_<n>, joined into SOLANA_RPC_URLS by
+the kubelet's $(VAR) expansion, so no URL is ever a value), or one key
+holding the list (solanaUrlsKey). Without a Secret the services use their
 built-in public endpoint; with simulator.enabled, the simulator.
 */}}
 {{- define "tokendata.rpcEnv" -}}
@@ -319,11 +322,36 @@ built-in public endpoint; with simulator.enabled, the simulator.
 - name: SOLANA_RPC_URL
   value: {{ include "tokendata.simulatorURL" (dict "root" .root "port" .root.Values.simulator.rpcPort) | quote }}
 {{- else if $rpc.existingSecret }}
+{{- if $rpc.nodeUrlKeys }}
+{{- $refs := list }}
+{{- range $i, $key := $rpc.nodeUrlKeys }}
+{{- $name := printf "SOLANA_RPC_NODE_%d" (add1 $i) }}
+{{- $refs = append $refs (printf "$(%s)" $name) }}
+- name: {{ $name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ $key }}
+{{- end }}
+- name: SOLANA_RPC_URLS
+  value: {{ join "," $refs | quote }}
+{{- else if $rpc.solanaUrlsKey }}
+- name: SOLANA_RPC_URLS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ $rpc.solanaUrlsKey }}
+{{- else }}
 - name: SOLANA_RPC_URL
   valueFrom:
     secretKeyRef:
       name: {{ $rpc.existingSecret }}
       key: {{ $rpc.solanaUrlKey }}
+{{- end }}
+{{- if and (not .holders) $rpc.quorum }}
+- name: SUPPLY_QUORUM
+  value: {{ $rpc.quorum | quote }}
+{{- end }}
 {{- if .holders }}
 - name: HOLDERS_RPC_URL
   valueFrom:

@@ -175,7 +175,7 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 	if e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg.commitmentConfig)
+	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
 	if e != nil {
 		return nil, e
 	}

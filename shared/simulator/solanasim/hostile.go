@@ -61,7 +61,7 @@ func (s *Server) endlessAccounts(ctx context.Context, params json.RawMessage) (r
 	if cfg.Encoding != "base64" {
 		return nil, invalidParams("Invalid params: the endless_stream fault answers base64 only.")
 	}
-	slot, e := s.contextSlot(cfg.commitmentConfig)
+	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
 	if e != nil {
 		return nil, e
 	}

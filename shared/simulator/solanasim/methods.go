@@ -76,8 +76,11 @@ type commitmentConfig struct {
 }
 
 // contextSlot returns the slot seen at the requested commitment.
-func (s *Server) contextSlot(c commitmentConfig) (uint64, *rpcError) {
+func (s *Server) contextSlot(ctx context.Context, c commitmentConfig) (uint64, *rpcError) {
 	slot := s.slot.Load()
+	if v := viewOf(ctx); v.lag > 0 {
+		slot -= min(v.lag, slot)
+	}
 	lag := uint64(finalizedLag)
 	if c.Commitment != nil {
 		switch *c.Commitment {
@@ -126,7 +129,7 @@ func (s *Server) getHealth(_ context.Context, params json.RawMessage) (resultFun
 	return jsonResult("ok"), nil
 }
 
-func (s *Server) getSlot(_ context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+func (s *Server) getSlot(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
 	ps, e := positional(params, 0, 1)
 	if e != nil {
 		return nil, e
@@ -135,7 +138,7 @@ func (s *Server) getSlot(_ context.Context, params json.RawMessage) (resultFunc,
 	if e := decodeConfig(ps, 0, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg)
+	slot, e := s.contextSlot(ctx, cfg)
 	if e != nil {
 		return nil, e
 	}
@@ -149,7 +152,7 @@ func (s *Server) getVersion(_ context.Context, params json.RawMessage) (resultFu
 	return jsonResult(map[string]any{"solana-core": s.version, "feature-set": uint32(3294202862)}), nil
 }
 
-func (s *Server) getLatestBlockhash(_ context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+func (s *Server) getLatestBlockhash(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
 	ps, e := positional(params, 0, 1)
 	if e != nil {
 		return nil, e
@@ -158,7 +161,7 @@ func (s *Server) getLatestBlockhash(_ context.Context, params json.RawMessage) (
 	if e := decodeConfig(ps, 0, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg)
+	slot, e := s.contextSlot(ctx, cfg)
 	if e != nil {
 		return nil, e
 	}
@@ -202,17 +205,17 @@ func decimalString(amount uint64, decimals uint8) string {
 }
 
 // lookupMint returns a snapshot of mint's state, or the node's error.
-func (s *Server) lookupMint(k pubkey) (mintState, *holderSet, *rpcError) {
+func (s *Server) lookupMint(ctx context.Context, k pubkey) (mintState, *holderSet, *rpcError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	tok, ok := s.tokens[k]
 	if !ok {
 		return mintState{}, nil, invalidParams("Invalid param: could not find account")
 	}
-	return tok.state, tok.holders, nil
+	return s.stateSeen(ctx, tok), tok.holders, nil
 }
 
-func (s *Server) getTokenSupply(_ context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
 	ps, e := positional(params, 1, 2)
 	if e != nil {
 		return nil, e
@@ -225,18 +228,18 @@ func (s *Server) getTokenSupply(_ context.Context, params json.RawMessage) (resu
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg)
+	slot, e := s.contextSlot(ctx, cfg)
 	if e != nil {
 		return nil, e
 	}
-	st, _, e := s.lookupMint(k)
+	st, _, e := s.lookupMint(ctx, k)
 	if e != nil {
 		return nil, e
 	}
 	return s.wrap(slot, uiAmount(st.supply, st.decimals)), nil
 }
 
-func (s *Server) getTokenLargestAccounts(_ context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+func (s *Server) getTokenLargestAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
 	ps, e := positional(params, 1, 2)
 	if e != nil {
 		return nil, e
@@ -249,11 +252,11 @@ func (s *Server) getTokenLargestAccounts(_ context.Context, params json.RawMessa
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg)
+	slot, e := s.contextSlot(ctx, cfg)
 	if e != nil {
 		return nil, e
 	}
-	st, hs, e := s.lookupMint(k)
+	st, hs, e := s.lookupMint(ctx, k)
 	if e != nil {
 		return nil, e
 	}
@@ -341,7 +344,7 @@ type uiAccount struct {
 	Space      int             `json:"space"`
 }
 
-func (s *Server) getAccountInfo(_ context.Context, params json.RawMessage) (resultFunc, *rpcError) {
+func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
 	ps, e := positional(params, 1, 2)
 	if e != nil {
 		return nil, e
@@ -357,7 +360,7 @@ func (s *Server) getAccountInfo(_ context.Context, params json.RawMessage) (resu
 	if e := checkEncoding(cfg.Encoding); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(cfg.commitmentConfig)
+	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
 	if e != nil {
 		return nil, e
 	}
@@ -370,10 +373,10 @@ func (s *Server) getAccountInfo(_ context.Context, params json.RawMessage) (resu
 	)
 	s.mu.RLock()
 	if tok, ok := s.tokens[k]; ok {
-		st, isMnt = tok.state, true
+		st, isMnt = s.stateSeen(ctx, tok), true
 		data, owner = st.mintData(), st.program.ID()
 	} else if tok, ok := s.byMeta[k]; ok {
-		st = tok.state
+		st = s.stateSeen(ctx, tok)
 		data, owner = st.metaplexData(), MetadataProgramID
 	}
 	s.mu.RUnlock()

@@ -74,7 +74,10 @@ type Server struct {
 
 // simToken is a token registered on the server.
 type simToken struct {
-	state   mintState // guarded by Server.mu
+	state mintState // guarded by Server.mu
+	// history holds the states the mint had, each from the slot it took
+	// effect (guarded by Server.mu): what a lagging node answers.
+	history []pastState
 	holders *holderSet
 	metaPDA pubkey
 }
@@ -127,7 +130,7 @@ func (s *Server) AddToken(t Token) error {
 	if err != nil {
 		return fmt.Errorf("solanasim: %w", err)
 	}
-	tok := &simToken{state: st, holders: hs}
+	tok := &simToken{state: st, holders: hs, history: []pastState{{from: 0, state: st}}}
 	pda, _, err := findProgramAddress([][]byte{[]byte("metadata"), metadataProgramKey[:], mint[:]}, metadataProgramKey)
 	if err != nil {
 		return fmt.Errorf("solanasim: metadata address: %w", err)
@@ -244,7 +247,11 @@ func (s *Server) update(mint string, f func(*mintState) error) error {
 	if !ok {
 		return fmt.Errorf("solanasim: unknown mint %s", mint)
 	}
-	return f(&tok.state)
+	if err := f(&tok.state); err != nil {
+		return err
+	}
+	tok.remember(s.slot.Load())
+	return nil
 }
 
 // Supply is mint's supply in base units now, and false when mint is

@@ -35,6 +35,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	sim := standalone.DefaultSimulateOptions()
 	var (
 		faults  faultFlag
+		nodes   []standalone.NodeFaultSpec
 		program = "token-2022"
 	)
 	return &cli.App{
@@ -102,7 +103,15 @@ YAML to paste into the token file.`,
 					fs.DurationVar(&sim.Sim.PriceEvery, "price-every", sim.Sim.PriceEvery, "the price drifts every this long (0: fixed)")
 					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
 					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
-					fs.Var(&faults, "fault", "inject a fault, route=kind[:param][*times] (repeatable; the kinds are listed above)")
+					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
+					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K (repeatable; the kinds are listed above)", func(v string) error {
+						spec, isNode, err := standalone.ParseNodeFaultSpec(v)
+						if isNode {
+							nodes = append(nodes, spec)
+							return err
+						}
+						return faults.Set(v)
+					})
 				},
 				Run: func(ctx context.Context, _ *flag.FlagSet) error {
 					switch program {
@@ -112,7 +121,7 @@ YAML to paste into the token file.`,
 					default:
 						return fmt.Errorf("--program %q: token or token-2022", program)
 					}
-					sim.Faults = faults
+					sim.Faults, sim.NodeFaults = faults, nodes
 					common, err := standalone.LoadCommon()
 					if err != nil {
 						return fmt.Errorf("config: %w", err)
@@ -162,6 +171,13 @@ requests it applies to (every one when absent). Kinds:
 	b.WriteString(`
 Examples: --fault getProgramAccounts=rpc_excluded_index (a node that cannot
 enumerate holders), --fault getTokenSupply=rpc_node_unhealthy*3,
---fault '*=latency:3s', --fault geckoterminal=gecko_not_found.`)
+--fault '*=latency:3s', --fault geckoterminal=gecko_not_found.
+
+Ledger nodes (--nodes N): N RPC endpoints over the one ledger, printed as
+SOLANA_RPC_URLS, each with a fault of its own: --fault node2=lag:1000 (answers
+from 1,000 slots ago, and -32016 below a minContextSlot it has not reached),
+node2=wrong[:D] (a supply off by D base units), node3=down (HTTP 503),
+node1=lb:1000 (a load balancer alternating a current node and one 1,000 slots
+behind).`)
 	return b.String()
 }

@@ -499,3 +499,37 @@ func TestSimulateTokenFileThenCheck(t *testing.T) {
 		t.Errorf("TOKEN_MINT over the file: %v %q", vars, errw2.String())
 	}
 }
+
+// TestSimulateNodes: `simulate --nodes 3` serves three ledger nodes with
+// the faults given per node, and `check` against them says which agree.
+func TestSimulateNodes(t *testing.T) {
+	clearEnv(t)
+	if code, _, errw := run(t, context.Background(), "simulate", "--nodes", "1", "--fault", "node2=down"); code != 1 || !strings.Contains(errw, "--fault node2") {
+		t.Errorf("a fault of node 2 with one node: exit %d, %q", code, errw)
+	}
+	if code, _, errw := run(t, context.Background(), "simulate", "--nodes", "3", "--fault", "node2=lag"); code != 2 || !strings.Contains(errw, "lag needs a number of slots") {
+		t.Errorf("lag without slots: exit %d, %q", code, errw)
+	}
+	vars, _, stop := startSimulate(t, "--price-every", "0", "--supply-every", "0", "--accounts", "100",
+		"--nodes", "3", "--fault", "node2=wrong:7", "--fault", "node3=lag:1000")
+	defer stop()
+	if vars == nil {
+		t.Fatal("simulate did not start")
+	}
+	nodes := strings.Split(vars["SOLANA_RPC_URLS"], ",")
+	if len(nodes) != 3 || vars["SOLANA_RPC_URL"] != "" || vars["HOLDERS_RPC_URL"] == "" ||
+		!strings.Contains(vars["#"], "# fault: ledger node 2: answers the supply off by 7 base units") {
+		t.Fatalf("printed:\n%s", vars["#"])
+	}
+	for k, v := range vars {
+		if k != "#" {
+			t.Setenv(k, v)
+		}
+	}
+	code, out, _ := run(t, context.Background(), "check")
+	for _, want := range []string{"ledger node 1: agrees", "ledger node 2: disagrees", "ledger node 3: agrees", "cross-check: 2 of 3 ledger nodes agree"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check against three nodes (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+}

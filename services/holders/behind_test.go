@@ -1,0 +1,76 @@
+package holders_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+)
+
+// TestNeverBackwards: once a count is published at a slot, a node that
+// answers from an older slot (-32016 to minContextSlot) is discarded and
+// counted, and the count stays.
+func TestNeverBackwards(t *testing.T) {
+	s, _ := sim(t, classicToken(200))
+	node := s.NewNode()
+	url, err := node.StartOn(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Close() })
+	f := newCollector(t, setup{url: url + "/?api-key=" + apiKey, mint: classicMint})
+	if err := f.c.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := readHolders(t, f.store)
+
+	s.BumpSlot(5000)
+	node.SetFault(solanasim.NodeFault{Kind: solanasim.NodeLag, Slots: 10_000})
+	err = f.c.RunOnce(context.Background())
+	var ce *collector.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.ErrKindBehind {
+		t.Fatalf("a node behind the published count: %v, want %s", err, contract.ErrKindBehind)
+	}
+	after, _ := readHolders(t, f.store)
+	if after.Slot != before.Slot || after.Holders != before.Holders {
+		t.Fatalf("the count moved from %d at slot %d to %d at slot %d", before.Holders, before.Slot, after.Holders, after.Slot)
+	}
+	if n := metricValue(t, f.reg, "tokendata_ledger_behind_answers_total", map[string]string{"collector": "holders", "node": "1"}); n < 1 {
+		t.Errorf("behind answers counted %v times", n)
+	}
+}
+
+// metricValue sums the counter or gauge name over the series whose labels
+// include labels.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}

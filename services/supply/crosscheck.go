@@ -1,0 +1,246 @@
+package supply
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// The comparison of the ledger nodes' answers (docs/decisions.md,
+// "Cross-checked supply"). Nodes read at different slots may rightly
+// answer different figures: a mint or a burn lands on one node before
+// another. So a figure is compared with the slots it was seen at:
+//
+//   - a figure that Quorum nodes answer is agreed, at the quorum's slot:
+//     the highest slot that Quorum of them have reached;
+//   - another figure at a slot before the quorum's is an older ledger:
+//     the node is lagging;
+//   - another figure at a slot after every node that confirms the agreed
+//     one may be a newer change: the node is ahead, for one poll; on the
+//     next it is disagreeing unless a quorum has reached the figure;
+//   - another figure anywhere between is impossible on one ledger: the
+//     node is disagreeing.
+
+// figure is what the nodes must agree on: the supply and what decides
+// whether it can change.
+type figure struct {
+	amount          string
+	decimals        uint8
+	mintAuthority   string // "" when none
+	freezeAuthority string
+	program         string
+}
+
+func (f figure) String() string {
+	return fmt.Sprintf("%s base units, %d decimals", f.amount, f.decimals)
+}
+
+// nodeAnswer is what one node answered in a poll: a figure at a slot, a
+// slot before the last published one (behind), or a failure (err).
+type nodeAnswer struct {
+	node   int
+	fig    figure
+	slot   uint64
+	behind bool
+	err    error
+	doc    *nodeDoc // what the document is built from, with fig
+}
+
+// answered reports whether the node gave a figure to compare.
+func (a nodeAnswer) answered() bool { return !a.behind && a.err == nil }
+
+// aheadSeen is a node seen ahead with a figure, and since when.
+type aheadSeen struct {
+	fig   figure
+	since time.Time
+}
+
+// crossCheck is the outcome of compare.
+type crossCheck struct {
+	cc contract.LedgerCrossCheck
+	// agreed is the figure a quorum confirms, and winner the answer the
+	// document is built from; nil without a quorum.
+	agreed *figure
+	winner *nodeAnswer
+	// ahead are the nodes ahead in this poll.
+	ahead map[int]aheadSeen
+}
+
+// compareInput is what compare needs beside the answers.
+type compareInput struct {
+	quorum    int
+	minSlot   uint64
+	published *figure
+	maxLag    uint64
+	// prevAhead are the nodes ahead in earlier polls; one still ahead
+	// with the same figure after persist is disagreeing.
+	prevAhead map[int]aheadSeen
+	persist   time.Duration
+	now       time.Time
+}
+
+// compare finds the figure a quorum confirms, and each node's verdict.
+func compare(answers []nodeAnswer, in compareInput) crossCheck {
+	out := crossCheck{ahead: map[int]aheadSeen{}}
+	cc := contract.LedgerCrossCheck{Nodes: len(answers), Quorum: in.quorum, MinContextSlot: in.minSlot,
+		PerNode: make([]contract.LedgerNode, len(answers)), Issues: []string{}}
+
+	// Group the answers by figure, in the order first seen.
+	var figs []figure
+	slots := map[figure][]uint64{}
+	for _, a := range answers {
+		if !a.answered() {
+			continue
+		}
+		if _, ok := slots[a.fig]; !ok {
+			figs = append(figs, a.fig)
+		}
+		slots[a.fig] = append(slots[a.fig], a.slot)
+	}
+	var qslot uint64
+	tie := false
+	for _, f := range figs {
+		s := slices.Clone(slots[f])
+		if len(s) < in.quorum {
+			continue
+		}
+		slices.Sort(s)
+		q := s[len(s)-in.quorum] // Quorum nodes are at this slot or after
+		switch {
+		case out.agreed == nil || q > qslot:
+			f := f
+			out.agreed, qslot, tie = &f, q, false
+		case q == qslot && in.published != nil && f == *in.published:
+			f := f
+			out.agreed, tie = &f, false
+		case q == qslot && (in.published == nil || *out.agreed != *in.published):
+			tie = true // two figures with a quorum at one slot: neither wins
+		}
+	}
+	if tie {
+		out.agreed = nil
+	}
+
+	// The reference figure: the agreed one, else the last published one.
+	ref := out.agreed
+	if ref == nil {
+		ref = in.published
+	}
+	var lo, hi uint64 // slots of the reference's supporters
+	if ref != nil && len(slots[*ref]) > 0 {
+		s := slots[*ref]
+		lo, hi = slices.Min(s), slices.Max(s)
+		if out.agreed != nil {
+			lo = qslot
+		}
+	}
+	for i, a := range answers {
+		n := contract.LedgerNode{Node: a.node, Slot: a.slot}
+		if a.answered() {
+			n.AmountRaw = a.fig.amount
+			d := a.fig.decimals
+			n.Decimals = &d
+		}
+		switch {
+		case a.err != nil:
+			n.Verdict, n.Slot = contract.NodeDown, 0
+			n.Error = errKind(a.err)
+			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d is down (%s)", a.node, n.Error))
+		case a.behind:
+			n.Verdict = contract.NodeLagging
+			ref := max(in.minSlot, qslot)
+			if a.slot == 0 || a.slot < ref {
+				n.SlotsBehind = ref - a.slot
+			}
+			if a.slot == 0 || n.SlotsBehind > in.maxLag {
+				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d lags: it has not reached slot %d, the last published one", a.node, in.minSlot))
+			}
+		case ref != nil && a.fig == *ref:
+			n.Verdict = contract.NodeAgreed
+			cc.Agreed++
+		case ref != nil && len(slots[*ref]) > 0 && a.slot < lo:
+			n.Verdict, n.SlotsBehind = contract.NodeLagging, lo-a.slot
+			if n.SlotsBehind > in.maxLag {
+				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d lags %d slots behind: it answers %s at slot %d", a.node, n.SlotsBehind, a.fig, a.slot))
+			}
+		case (ref == nil || len(slots[*ref]) == 0) && contradicted(answers, a):
+			n.Verdict = contract.NodeDisagreeing
+			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: another node answers another figure at slot %d", a.node, a.slot))
+		case ref == nil || len(slots[*ref]) == 0 || a.slot > hi:
+			prev, seen := in.prevAhead[a.node]
+			if seen && prev.fig == a.fig && in.now.Sub(prev.since) >= in.persist {
+				n.Verdict = contract.NodeDisagreeing
+				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: it has answered %s since slot %d and no quorum confirms it", a.node, a.fig, a.slot))
+				break
+			}
+			n.Verdict = contract.NodeAhead
+			if seen && prev.fig == a.fig {
+				out.ahead[a.node] = prev
+			} else {
+				out.ahead[a.node] = aheadSeen{fig: a.fig, since: in.now}
+			}
+		default:
+			n.Verdict = contract.NodeDisagreeing
+			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: it answers %s at slot %d, where %d nodes confirm %s by slot %d",
+				a.node, a.fig, a.slot, len(slots[*ref]), *ref, hi))
+		}
+		cc.PerNode[i] = n
+	}
+	switch {
+	case out.agreed == nil:
+		cc.State = contract.CrossCheckNoQuorum
+	case len(cc.Issues) > 0:
+		cc.State = contract.CrossCheckDegraded
+		cc.Slot = qslot
+	default:
+		cc.State = contract.CrossCheckAgreed
+		cc.Slot = qslot
+	}
+	if out.agreed != nil {
+		for i := range answers {
+			a := &answers[i]
+			if a.answered() && a.fig == *out.agreed && (out.winner == nil || a.slot > out.winner.slot) {
+				out.winner = a
+			}
+		}
+	}
+	out.cc = cc
+	return out
+}
+
+// contradicted reports whether another node answers another figure at
+// a's very slot: one ledger holds one figure at a slot.
+func contradicted(answers []nodeAnswer, a nodeAnswer) bool {
+	for _, b := range answers {
+		if b.node != a.node && b.answered() && b.slot == a.slot && b.fig != a.fig {
+			return true
+		}
+	}
+	return false
+}
+
+// summary says, for a poll without a quorum, what each node answered.
+func (x crossCheck) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no figure is confirmed by %d of the %d ledger nodes; the last agreed supply stays:", x.cc.Quorum, x.cc.Nodes)
+	for _, n := range x.cc.PerNode {
+		fmt.Fprintf(&b, " node %d %s", n.Node, n.Verdict)
+		switch {
+		case n.AmountRaw != "":
+			fmt.Fprintf(&b, " (%s at slot %d)", n.AmountRaw, n.Slot)
+		case n.Error != "":
+			fmt.Fprintf(&b, " (%s)", n.Error)
+		case n.Verdict == contract.NodeLagging:
+			fmt.Fprintf(&b, " (before slot %d)", x.cc.MinContextSlot)
+		}
+		b.WriteString(";")
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// errKind is the error kind of a failed node (never its message).
+func errKind(err error) string { return collector.Classify(err).Kind }

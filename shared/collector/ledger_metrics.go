@@ -1,0 +1,74 @@
+package collector
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/ops"
+)
+
+// ledgerMetrics are the series of the ledger cross-check. A node is
+// labelled by its number (1..N in configuration order), never by its URL.
+type ledgerMetrics struct {
+	verdict     *prometheus.GaugeVec
+	slotsBehind *prometheus.GaugeVec
+	behind      *prometheus.CounterVec
+}
+
+func newLedgerMetrics(f promauto.Factory) *ledgerMetrics {
+	ns := ops.Namespace
+	return &ledgerMetrics{
+		verdict: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "ledger_node_verdict",
+			Help: "1 for the verdict of each ledger node in the last cross-check (agreed, disagreeing, lagging, ahead, down), 0 for the others. node is the node's number in SOLANA_RPC_URLS."},
+			[]string{"node", "verdict"}),
+		slotsBehind: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "ledger_node_slots_behind",
+			Help: "How many slots each ledger node was behind the quorum (or the last published slot) in the last cross-check; 0 when not behind."},
+			[]string{"node"}),
+		behind: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "ledger_behind_answers_total",
+			Help: "Ledger answers discarded because they came from a slot before the figure last published (JSON-RPC -32016 or an older context slot), by collector, domain and node."},
+			[]string{"collector", "domain", "node"}),
+	}
+}
+
+// ObserveCrossCheck sets each node's verdict series from cc.
+func (m *Metrics) ObserveCrossCheck(cc *contract.LedgerCrossCheck) {
+	if m == nil || cc == nil {
+		return
+	}
+	for _, n := range cc.PerNode {
+		node := strconv.Itoa(n.Node)
+		for _, v := range contract.NodeVerdicts {
+			val := 0.0
+			if v == n.Verdict {
+				val = 1
+			}
+			m.ledger.verdict.WithLabelValues(node, v).Set(val)
+		}
+		m.ledger.slotsBehind.WithLabelValues(node).Set(float64(n.SlotsBehind))
+	}
+}
+
+// ObserveBehind counts one answer of node (1..N) discarded because it came
+// from a slot before the last published one.
+func (m *Metrics) ObserveBehind(collector string, d contract.Domain, node int) {
+	if m == nil {
+		return
+	}
+	m.ledger.behind.WithLabelValues(collector, string(d), strconv.Itoa(node)).Inc()
+}
+
+// InitBehind makes the behind-answers series of nodes 1..n exist at 0 for
+// each domain, so that the first discarded answer shows in increase().
+func (m *Metrics) InitBehind(collector string, n int, domains ...contract.Domain) {
+	if m == nil {
+		return
+	}
+	for _, d := range domains {
+		for node := 1; node <= n; node++ {
+			m.ledger.behind.WithLabelValues(collector, string(d), strconv.Itoa(node))
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package solanasim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Several ledger nodes over one ledger. A Node is an RPC endpoint of its
+// own (its own port) that answers from the Server's ledger as a node of a
+// provider would, with a fault of its own: it lags by K slots (it answers
+// the state the mint had K slots ago, and honours minContextSlot with the
+// real -32016 error), it answers a wrong supply, it is down, or it is a
+// load balancer that alternates between a current and a lagging node.
+
+// NodeFaultKind is a ledger node's fault.
+type NodeFaultKind string
+
+// Node faults.
+const (
+	// NodeHealthy answers the ledger as it is.
+	NodeHealthy NodeFaultKind = ""
+	// NodeLag answers from Slots slots ago.
+	NodeLag NodeFaultKind = "lag"
+	// NodeWrong answers a supply off by Delta base units.
+	NodeWrong NodeFaultKind = "wrong"
+	// NodeDown answers every request with HTTP 503.
+	NodeDown NodeFaultKind = "down"
+	// NodeBalancer alternates, request by request, between a current node
+	// and one Slots slots behind.
+	NodeBalancer NodeFaultKind = "lb"
+)
+
+// NodeFault is one node's fault.
+type NodeFault struct {
+	Kind NodeFaultKind
+	// Slots is the lag of NodeLag and of NodeBalancer's lagging node.
+	Slots uint64
+	// Delta is what NodeWrong adds to the supply (negative: removes).
+	Delta int64
+}
+
+// DefaultWrongDelta is NodeWrong's Delta when "wrong" names none.
+const DefaultWrongDelta = 12_345
+
+// ParseNodeFault reads a fault as the simulate command takes it: "ok",
+// "lag:K", "wrong" or "wrong:D" (D may be negative), "down", "lb:K".
+func ParseNodeFault(s string) (NodeFault, error) {
+	kind, arg, hasArg := strings.Cut(s, ":")
+	switch NodeFaultKind(kind) {
+	case "ok":
+		if !hasArg {
+			return NodeFault{}, nil
+		}
+	case NodeDown:
+		if !hasArg {
+			return NodeFault{Kind: NodeDown}, nil
+		}
+	case NodeLag, NodeBalancer:
+		k, err := strconv.ParseUint(arg, 10, 64)
+		if err != nil || k == 0 {
+			return NodeFault{}, fmt.Errorf("%q: %s needs a number of slots above 0, as %s:1000", s, kind, kind)
+		}
+		return NodeFault{Kind: NodeFaultKind(kind), Slots: k}, nil
+	case NodeWrong:
+		if !hasArg {
+			return NodeFault{Kind: NodeWrong, Delta: DefaultWrongDelta}, nil
+		}
+		d, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || d == 0 {
+			return NodeFault{}, fmt.Errorf("%q: wrong takes a non-zero number of base units, as wrong:12345", s)
+		}
+		return NodeFault{Kind: NodeWrong, Delta: d}, nil
+	}
+	return NodeFault{}, fmt.Errorf("%q is not ok, lag:K, wrong[:D], down or lb:K", s)
+}
+
+// view is how a node departs from the ledger for one request.
+type view struct {
+	lag   uint64
+	delta int64
+}
+
+type viewKey struct{}
+
+func viewOf(ctx context.Context) view {
+	v, _ := ctx.Value(viewKey{}).(view)
+	return v
+}
+
+// pastState is a state of a mint, in force from slot from on.
+type pastState struct {
+	from  uint64
+	state mintState
+}
+
+// maxHistory bounds the states kept per mint; a node lagging past the
+// oldest sees the oldest.
+const maxHistory = 256
+
+// remember records the current state as in force from slot on.
+func (t *simToken) remember(slot uint64) {
+	if n := len(t.history); n > 0 && t.history[n-1].from == slot {
+		t.history[n-1].state = t.state
+		return
+	}
+	t.history = append(t.history, pastState{from: slot, state: t.state})
+	if len(t.history) > maxHistory {
+		t.history = t.history[len(t.history)-maxHistory:]
+	}
+}
+
+// stateSeen is the mint's state as the node of ctx sees it (Server.mu
+// held): the state of lag slots ago, its supply off by delta.
+func (s *Server) stateSeen(ctx context.Context, tok *simToken) mintState {
+	v := viewOf(ctx)
+	st := tok.state
+	if v.lag > 0 {
+		now := s.slot.Load()
+		at := now - min(v.lag, now)
+		st = tok.history[0].state
+		for i := len(tok.history) - 1; i >= 0; i-- {
+			if tok.history[i].from <= at {
+				st = tok.history[i].state
+				break
+			}
+		}
+	}
+	if v.delta != 0 {
+		st.supply = uint64(int64(st.supply) + v.delta)
+	}
+	return st
+}
+
+// Node is one simulated ledger node over a Server's ledger.
+type Node struct {
+	srv   *Server
+	fault atomic.Pointer[NodeFault]
+	flip  atomic.Uint64
+
+	mu   sync.Mutex
+	http *http.Server
+	done chan struct{}
+}
+
+// NewNode returns a node over s's ledger, healthy until SetFault.
+func (s *Server) NewNode() *Node {
+	n := &Node{srv: s}
+	n.fault.Store(&NodeFault{})
+	return n
+}
+
+// SetFault sets the node's fault (NodeFault{} heals it).
+func (n *Node) SetFault(f NodeFault) { n.fault.Store(&f) }
+
+// Fault returns the node's fault.
+func (n *Node) Fault() NodeFault { return *n.fault.Load() }
+
+// ServeHTTP answers as the node.
+func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := n.Fault()
+	var v view
+	switch f.Kind {
+	case NodeDown:
+		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+		return
+	case NodeLag:
+		v.lag = f.Slots
+	case NodeBalancer:
+		if n.flip.Add(1)%2 == 0 {
+			v.lag = f.Slots
+		}
+	case NodeWrong:
+		v.delta = f.Delta
+	}
+	n.srv.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+}
+
+// StartOn serves the node on host (empty: 127.0.0.1) and port (0: an
+// ephemeral one) until ctx ends or Close, and returns its base URL.
+func (n *Node) StartOn(ctx context.Context, host string, port int) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.http != nil {
+		return "", errors.New("solanasim: node already started")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
+	if err != nil {
+		return "", fmt.Errorf("solanasim: listen: %w", err)
+	}
+	srv := &http.Server{Handler: n, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	n.http, n.done = srv, done
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = n.Close()
+		case <-done:
+		}
+	}()
+	return "http://" + ln.Addr().String(), nil
+}
+
+// Close stops the node; it is safe to call more than once.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	srv, done := n.http, n.done
+	n.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Close()
+	<-done
+	return err
+}
