@@ -69,15 +69,15 @@ func (c *Check) Keys(ctx context.Context) (KeySet, string, error) {
 			return nil, "", err
 		}
 	}
-	resp, body, err := c.get(ctx, keysURL, "identity", maxJWKS)
+	status, hdr, body, err := c.get(ctx, keysURL, "identity", maxJWKS)
 	if err != nil {
 		return nil, keysURL, fmt.Errorf("published keys: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, keysURL, fmt.Errorf("published keys: %s answered %d", keysURL, resp.StatusCode)
+	if status != http.StatusOK {
+		return nil, keysURL, fmt.Errorf("published keys: %s answered %d", keysURL, status)
 	}
-	if resp.Header.Get("Content-Encoding") != "" && resp.Header.Get("Content-Encoding") != "identity" {
-		return nil, keysURL, fmt.Errorf("published keys: %s answered in %s though identity was asked", keysURL, resp.Header.Get("Content-Encoding"))
+	if ce := hdr.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return nil, keysURL, fmt.Errorf("published keys: %s answered in %s though identity was asked", keysURL, ce)
 	}
 	keys, err := ParseJWKS(body)
 	if err != nil {
@@ -94,46 +94,47 @@ func (c *Check) Keys(ctx context.Context) (KeySet, string, error) {
 // Answer fetches the answer in one encoding and verifies it against keys.
 func (c *Check) Answer(ctx context.Context, keys KeySet, encoding string) Outcome {
 	o := Outcome{Encoding: encoding}
-	resp, body, err := c.get(ctx, c.URL, encoding, maxAnswer)
+	status, hdr, body, err := c.get(ctx, c.URL, encoding, maxAnswer)
 	if err != nil {
 		o.Err = err
 		return o
 	}
-	o.Status, o.Bytes = resp.StatusCode, len(body)
-	o.Served = resp.Header.Get("Content-Encoding")
+	o.Status, o.Bytes = status, len(body)
+	o.Served = hdr.Get("Content-Encoding")
 	if o.Served == "" {
 		o.Served = "identity"
 	}
 	v := Verifier{Keys: keys, Now: c.Now}
-	o.Verified, o.Err = v.VerifyResponse(resp.StatusCode, resp.Header, body)
+	o.Verified, o.Err = v.VerifyResponse(status, hdr, body)
 	return o
 }
 
 // get fetches u with Accept-Encoding set, so that the transport hands
-// back the bytes as sent (it decodes only what it asked for itself).
-func (c *Check) get(ctx context.Context, u, encoding string, limit int64) (*http.Response, []byte, error) {
+// back the bytes as sent (it decodes only what it asked for itself), and
+// returns the status, the header fields and the body.
+func (c *Check) get(ctx context.Context, u, encoding string, limit int64) (int, http.Header, []byte, error) {
 	client := c.Client
 	if client == nil {
 		client = &http.Client{Timeout: 15 * time.Second}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	req.Header.Set("Accept-Encoding", encoding)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", u, err)
+		return 0, nil, nil, fmt.Errorf("reading %s: %w", u, err)
 	}
 	if int64(len(body)) > limit {
-		return nil, nil, fmt.Errorf("%s: body larger than %d bytes", u, limit)
+		return 0, nil, nil, fmt.Errorf("%s: body larger than %d bytes", u, limit)
 	}
-	return resp, body, nil
+	return resp.StatusCode, resp.Header, body, nil
 }
 
 // Run checks every encoding and writes a report to w: the keys trusted,

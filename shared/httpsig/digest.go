@@ -33,7 +33,7 @@ func CheckContentDigest(field string, body []byte) error {
 	}
 	d, err := httpsfv.UnmarshalDictionary([]string{field})
 	if err != nil {
-		return fmt.Errorf("%w: Content-Digest is not a structured dictionary: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: Content-Digest is not a structured dictionary: %w", ErrMalformed, err)
 	}
 	checked := 0
 	for _, alg := range []string{"sha-256", "sha-512"} {
@@ -55,8 +55,8 @@ func CheckContentDigest(field string, body []byte) error {
 			got = s[:]
 		}
 		if subtle.ConstantTimeCompare(got, want) != 1 {
-			return fmt.Errorf("%w: the %d bytes received hash to %s=:%s:, the field says %s=:%s:", ErrDigestMismatch,
-				len(body), alg, base64.StdEncoding.EncodeToString(got), alg, base64.StdEncoding.EncodeToString(want))
+			return fmt.Errorf("%w: the %d bytes received hash to %s %s, the field says %s", ErrDigestMismatch,
+				len(body), alg, base64.StdEncoding.EncodeToString(got), base64.StdEncoding.EncodeToString(want))
 		}
 		checked++
 	}

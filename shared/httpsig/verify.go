@@ -147,11 +147,11 @@ func (v *Verifier) parse(label string, h http.Header) (parsed, error) {
 	}
 	in, err := httpsfv.UnmarshalDictionary(inputs)
 	if err != nil {
-		return parsed{}, fmt.Errorf("%w: Signature-Input: %v", ErrMalformed, err)
+		return parsed{}, fmt.Errorf("%w: Signature-Input: %w", ErrMalformed, err)
 	}
 	sd, err := httpsfv.UnmarshalDictionary(sigs)
 	if err != nil {
-		return parsed{}, fmt.Errorf("%w: Signature: %v", ErrMalformed, err)
+		return parsed{}, fmt.Errorf("%w: Signature: %w", ErrMalformed, err)
 	}
 	m, ok := in.Get(label)
 	if !ok {
@@ -199,7 +199,7 @@ func (v *Verifier) parse(label string, h http.Header) (parsed, error) {
 		}
 	}
 	if p.params, err = httpsfv.Marshal(httpsfv.List{il}); err != nil {
-		return parsed{}, fmt.Errorf("%w: Signature-Input %s: %v", ErrMalformed, label, err)
+		return parsed{}, fmt.Errorf("%w: Signature-Input %s: %w", ErrMalformed, label, err)
 	}
 	sm, ok := sd.Get(label)
 	if !ok {
