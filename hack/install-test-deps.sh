@@ -10,17 +10,29 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 # The portal's browser test (services/standalone) drives headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# The outside RFC 9421 verifier (hack/sigcheck) runs on Node, from npm.
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 
-if [ ${#need[@]} -eq 0 ]; then
-  exit 0
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing test dependencies: ${need[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # Debian starts the packaged service; tests start their own on free ports.
 fi
-echo "installing test dependencies: ${need[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
+
+# hack/sigcheck's packages, exactly as its package-lock.json pins them;
+# installed again only when the lock file changes.
+sigcheck="$(cd "$(dirname "$0")" && pwd)/sigcheck"
+stamp="$sigcheck/node_modules/.installed-lock.json"
+if ! cmp -s "$sigcheck/package-lock.json" "$stamp"; then
+  echo "installing hack/sigcheck's npm packages (npm ci)"
+  (cd "$sigcheck" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$sigcheck/package-lock.json" "$stamp"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
-# Debian starts the packaged service; tests start their own on free ports.

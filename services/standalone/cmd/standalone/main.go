@@ -3,12 +3,14 @@
 //	standalone            serve (demo mode without TOKEN_CONFIG/TOKEN_MINT)
 //	standalone check      validate the configuration, probe every upstream, exit
 //	standalone simulate   run only the upstream simulator and print its URLs
+//	standalone verify URL check an answer's digest and signature against the published keys
 //
 // `standalone help` and `standalone <command> --help` say more.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +24,7 @@ import (
 	"github.com/tokendata/tokendata/shared/check"
 	"github.com/tokendata/tokendata/shared/cli"
 	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/httpsig"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/process"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
@@ -128,8 +131,58 @@ YAML to paste into the token file.`,
 					}
 					return standalone.Simulate(ctx, common, sim, stdout, stderr)
 				}},
+			verifyCommand(stdout),
 		},
 	}
+}
+
+// verifyCommand is `standalone verify URL [--thumbprint T] [--keys URL]`.
+func verifyCommand(stdout io.Writer) cli.Command {
+	var (
+		c    httpsig.Check
+		encs = "identity,gzip,br"
+	)
+	return cli.Command{Name: "verify", Args: "URL", Summary: "fetch an answer, check its Content-Digest and its signature against the published keys, say why when it fails",
+		Help: `Fetches URL (any data path: https://…/api/total-supply) once per encoding,
+as sent (no decoding), and the service's published keys (/api/keys beside
+URL, or --keys). It checks that Content-Digest is the SHA-256 of the bytes
+received and that the "tokendata" signature (RFC 9421, Ed25519) covers the
+status, Content-Type, Content-Digest and X-Data-Updated-At and was made by
+a published key, or only by the key of --thumbprint (the thumbprint the
+token file and /api/token-metadata state). Exits 1 when a check fails.
+Flags may come before or after URL.`,
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&c.Thumbprint, "thumbprint", "", "trust only the key with this RFC 7638 thumbprint (its key id)")
+			fs.StringVar(&c.KeysURL, "keys", "", "URL of the published keys (default: the /api/keys beside URL)")
+			fs.StringVar(&encs, "encodings", encs, "comma-separated encodings to ask for: identity, gzip, br")
+		},
+		Run: func(ctx context.Context, fs *flag.FlagSet) error {
+			if fs.NArg() == 0 {
+				return errors.New("verify needs the URL of an answer: standalone verify URL [--thumbprint T] [--keys URL]")
+			}
+			c.URL = fs.Arg(0)
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return err
+			}
+			if fs.NArg() > 0 {
+				return fmt.Errorf("unexpected argument %q after the URL", fs.Arg(0))
+			}
+			for _, e := range strings.Split(encs, ",") {
+				switch e = strings.TrimSpace(e); e {
+				case "identity", "gzip", "br":
+					c.Encodings = append(c.Encodings, e)
+				default:
+					return fmt.Errorf("--encodings: %q is not identity, gzip or br", e)
+				}
+			}
+			if _, err := httpsig.KeysURLOf(c.URL); err != nil {
+				return err
+			}
+			if err := c.Run(ctx, stdout); err != nil {
+				return &cli.ExitError{Code: cli.ExitFail}
+			}
+			return nil
+		}}
 }
 
 // faultFlag collects --fault values.
