@@ -111,6 +111,10 @@ kind-down: ## Delete the local kind cluster
 bench: ## Load test (wrk, 64 connections) of the edge as deployed vs a minimal Gin handler: rps, p50, p99, RSS
 	hack/bench/edge/run.sh
 
+.PHONY: bench-redis
+bench-redis: ## What each process costs its Redis: a real redis-server, the simulator, 3 collectors and 2 edges at default timings; commands/s per process with and without client traffic, bytes, RSS, Redis memory
+	hack/bench/redisops/run.sh
+
 .PHONY: bench-holders
 bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall time, accounts/s, peak RSS)
 	hack/bench/holders/run.sh

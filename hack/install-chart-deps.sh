@@ -4,11 +4,13 @@
 # Debian's prometheus, whose promtool checks and unit-tests the alert rules
 # and whose server the monitoring test runs against a live standalone, and
 # Debian's etcd-server, the store of the kube-apiserver the API-server check
-# runs (hack/build-kube.sh builds kube-apiserver and kubectl).
+# runs (hack/build-kube.sh builds kube-apiserver and kubectl), and Debian's
+# varnish, the shared cache not of this project that the CDN check puts in
+# front of a running edge with its default VCL.
 # Idempotent and quick when everything is present. Debian packages need
 # root (CI is root). The packages' services are not started: the tests
-# start their own nginx, prometheus and etcd on free loopback ports, and
-# nothing else should listen.
+# start their own nginx, prometheus, etcd and varnishd on free loopback
+# ports, and nothing else should listen.
 set -euo pipefail
 
 nginx_bin() {
@@ -19,6 +21,9 @@ promtool_bin() {
 }
 etcd_bin() {
   command -v etcd 2>/dev/null || { [ -x /usr/bin/etcd ] && echo /usr/bin/etcd; } || true
+}
+varnishd_bin() {
+  command -v varnishd 2>/dev/null || { [ -x /usr/sbin/varnishd ] && echo /usr/sbin/varnishd; } || true
 }
 prometheus_bin() {
   command -v prometheus 2>/dev/null || { [ -x /usr/bin/prometheus ] && echo /usr/bin/prometheus; } || true
@@ -34,6 +39,9 @@ fi
 if [ -z "$(etcd_bin)" ]; then
   missing+=(etcd-server)
 fi
+if [ -z "$(varnishd_bin)" ]; then
+  missing+=(varnish)
+fi
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
@@ -46,8 +54,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 
 # Keep the maintainer scripts from starting nginx on port 80, prometheus on
-# port 9090 or etcd on port 2379 (the same mechanism Debian's container
-# images use). Only a policy file this script created is removed again.
+# port 9090, etcd on port 2379 or varnishd on port 6081 (the same
+# mechanism Debian's container images use). Only a policy file this script created is removed again.
 policy=/usr/sbin/policy-rc.d
 created_policy=
 if [ ! -e "$policy" ]; then
@@ -64,12 +72,13 @@ trap cleanup EXIT
 
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-for b in nginx promtool prometheus etcd; do
+for b in nginx promtool prometheus etcd varnishd; do
   case "$b" in
     nginx) p="$(nginx_bin)" ;;
     promtool) p="$(promtool_bin)" ;;
     prometheus) p="$(prometheus_bin)" ;;
     etcd) p="$(etcd_bin)" ;;
+    varnishd) p="$(varnishd_bin)" ;;
   esac
   if [ -z "$p" ]; then
     echo "install-chart-deps: $b still missing after apt-get install" >&2

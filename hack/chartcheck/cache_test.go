@@ -393,13 +393,7 @@ func tail(s string, n int) string {
 // serves the data the test reads.
 func startStandalone(t *testing.T) *process {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "standalone")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/standalone")
-	build.Dir = filepath.Join(root, "services", "standalone")
-	build.Env = append(withoutEnv(os.Environ(), "GOWORK"), "GOWORK=off", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build standalone: %v\n%s", err, out)
-	}
+	bin := buildStandalone(t)
 	httpAddr, opsAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(withoutEnv(os.Environ(), "TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL", "EDGE_CACHE_CONTROL_MARKET"),
@@ -448,6 +442,17 @@ type countingProxy struct {
 	// encodings are the Accept-Encoding values received, by path ("" for
 	// none).
 	encodings map[string]map[string]int
+	// sent is when the edge last sent each ETag (W/ removed), by path.
+	sent map[string]map[string]time.Time
+}
+
+// sentAt returns when the edge last sent the ETag etag (W/ removed) for
+// path, and whether it ever did.
+func (p *countingProxy) sentAt(path, etag string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at, ok := p.sent[path][strings.TrimPrefix(etag, "W/")]
+	return at, ok
 }
 
 func (p *countingProxy) encodingsOf(path string) map[string]int {
@@ -474,7 +479,8 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &countingProxy{counts: map[string]int{}, ids: map[string]string{}, encodings: map[string]map[string]int{}}
+	p := &countingProxy{counts: map[string]int{}, ids: map[string]string{}, encodings: map[string]map[string]int{},
+		sent: map[string]map[string]time.Time{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	// DisableCompression: pass nginx's Accept-Encoding (or its absence) and
 	// the edge's bytes as they are; Go's transport would otherwise ask for
@@ -483,6 +489,14 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if id := resp.Request.Header.Get("X-Request-Id"); id != "" && p.echo.Load() {
 			resp.Header.Set("X-Request-Id", id)
+		}
+		if etag := resp.Header.Get("Etag"); etag != "" {
+			p.mu.Lock()
+			if p.sent[resp.Request.URL.Path] == nil {
+				p.sent[resp.Request.URL.Path] = map[string]time.Time{}
+			}
+			p.sent[resp.Request.URL.Path][strings.TrimPrefix(etag, "W/")] = time.Now()
+			p.mu.Unlock()
 		}
 		return nil
 	}

@@ -214,15 +214,22 @@ func testCodings(t *testing.T, cache, edgeURL string, counter *countingProxy) {
 	}
 }
 
-// asksBrotli reports whether Accept-Encoding field lines accept br: listed
-// with a weight above 0, or not listed and "*" with a weight above 0.
-func asksBrotli(fields []string) bool {
+// asksBrotli reports whether Accept-Encoding field lines accept br.
+func asksBrotli(fields []string) bool { return acceptsCoding(fields, "br") }
+
+// acceptsCoding reports whether Accept-Encoding field lines accept coding
+// (x-gzip is gzip): listed with a weight above 0, or not listed and "*"
+// with a weight above 0.
+func acceptsCoding(fields []string, coding string) bool {
 	weight := map[string]bool{}
 	listed := map[string]bool{}
 	for _, f := range fields {
 		for _, el := range strings.Split(f, ",") {
 			name, params, _ := strings.Cut(strings.TrimSpace(el), ";")
 			name = strings.ToLower(strings.TrimSpace(name))
+			if name == "x-gzip" {
+				name = "gzip"
+			}
 			q := strings.ToLower(strings.ReplaceAll(params, " ", ""))
 			zero := strings.HasPrefix(q, "q=0") && strings.Trim(strings.TrimPrefix(q, "q=0"), ".0") == ""
 			if !listed[name] || zero {
@@ -231,8 +238,8 @@ func asksBrotli(fields []string) bool {
 			listed[name] = true
 		}
 	}
-	if listed["br"] {
-		return weight["br"]
+	if listed[coding] {
+		return weight[coding]
 	}
 	return listed["*"] && weight["*"]
 }

@@ -518,10 +518,11 @@ func waitStatus(t *testing.T, u string, status int) {
 	t.Fatalf("%s does not answer %d within 60 s (last %d)", u, status, last)
 }
 
-// simulate runs `standalone simulate` and returns the variables it prints.
-func simulate(t *testing.T, bin string) map[string]string {
+// simulate runs `standalone simulate` with args and returns the variables
+// it prints.
+func simulate(t *testing.T, bin string, args ...string) map[string]string {
 	t.Helper()
-	cmd := exec.Command(bin, "simulate")
+	cmd := exec.Command(bin, append([]string{"simulate"}, args...)...)
 	cmd.Env = withoutEnv(os.Environ(), standaloneEnv...)
 	p := start(t, cmd)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
