@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"sync/atomic"
 	"time"
 )
@@ -21,8 +22,8 @@ import (
 
 // aheadView is a view rendered for base's nextChange.
 type aheadView struct {
-	base *view
-	next *view
+	base *view.View
+	next *view.View
 }
 
 // Bounds of how long before a boundary the next view is rendered: three
@@ -48,14 +49,14 @@ type aheadState struct {
 // ahead: an hour when there is no boundary or it is rendered already.
 func (s *Server) untilPrerender() time.Duration {
 	v := s.view.Load()
-	if v.nextChange.IsZero() {
+	if v.NextChange.IsZero() {
 		return time.Hour
 	}
 	if a := s.ahead.view.Load(); a != nil && a.base == v {
 		return time.Hour
 	}
 	lead := aheadLead(time.Duration(s.ahead.lastRender.Load()))
-	return max(v.nextChange.Add(-lead).Sub(s.now()), time.Millisecond)
+	return max(v.NextChange.Add(-lead).Sub(s.now()), time.Millisecond)
 }
 
 // prerender renders the current view's successor for its boundary, once.
@@ -63,15 +64,15 @@ func (s *Server) prerender() {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	v := s.view.Load()
-	if v.nextChange.IsZero() || !s.now().Before(v.nextChange) {
+	if v.NextChange.IsZero() || !s.now().Before(v.NextChange) {
 		return // no boundary, or past it already: it is rendered when due
 	}
 	if a := s.ahead.view.Load(); a != nil && a.base == v {
 		return
 	}
-	at := v.nextChange
+	at := v.NextChange
 	start := time.Now()
-	next := s.bodies.render(expire(v.st, at), v, at)
+	next := s.bodies.Render(view.Expire(v.State, at), v, at)
 	s.ahead.lastRender.Store(int64(time.Since(start)))
 	s.ahead.view.Store(&aheadView{base: v, next: next})
 	s.metrics.renders.Inc()
@@ -83,11 +84,11 @@ func (s *Server) prerender() {
 func (s *Server) advance(now time.Time) bool {
 	for {
 		v := s.view.Load()
-		if v.nextChange.IsZero() || now.Before(v.nextChange) {
+		if v.NextChange.IsZero() || now.Before(v.NextChange) {
 			return true // not due
 		}
 		a := s.ahead.view.Load()
-		if a == nil || a.base != v || (!a.next.nextChange.IsZero() && !now.Before(a.next.nextChange)) {
+		if a == nil || a.base != v || (!a.next.NextChange.IsZero() && !now.Before(a.next.NextChange)) {
 			return false // none, of another view, or itself due already
 		}
 		if s.view.CompareAndSwap(v, a.next) {

@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,31 +27,31 @@ func TestAheadViewIsTheBoundarysView(t *testing.T) {
 	// the market document goes stale at its stale-after: the boundary
 	h.refresh()
 	v := h.srv.view.Load()
-	if v.nextChange.IsZero() {
+	if v.NextChange.IsZero() {
 		t.Fatal("no boundary ahead")
 	}
-	h.clock.t = v.nextChange.Add(-50 * time.Millisecond)
+	h.clock.t = v.NextChange.Add(-50 * time.Millisecond)
 	h.srv.prerender()
 	a := h.srv.ahead.view.Load()
 	if a == nil || a.base != v {
 		t.Fatal("nothing rendered ahead")
 	}
-	want := h.srv.bodies.render(expire(v.st, v.nextChange), v, v.nextChange)
-	for i := range want.routes {
-		x, y := a.next.routes[i], want.routes[i]
+	want := h.srv.bodies.Render(view.Expire(v.State, v.NextChange), v, v.NextChange)
+	for i := range want.Routes {
+		x, y := a.next.Routes[i], want.Routes[i]
 		if (x == nil) != (y == nil) {
 			t.Fatalf("route %d: rendered ahead %v, at the boundary %v", i, x != nil, y != nil)
 		}
 		if x == nil {
 			continue
 		}
-		if x.status != y.status || !bytes.Equal(x.body, y.body) || x.etag != y.etag || !x.lastModified.Equal(y.lastModified) {
-			t.Errorf("route %s differs: %d %q %s / %d %q %s", renderedRoutes[i].path, x.status, x.etag, x.body, y.status, y.etag, y.body)
+		if x.Status != y.Status || !bytes.Equal(x.Body, y.Body) || x.ETag != y.ETag || !x.LastModified.Equal(y.LastModified) {
+			t.Errorf("route %s differs: %d %q %s / %d %q %s", view.RenderedRoutes[i].Path, x.Status, x.ETag, x.Body, y.Status, y.ETag, y.Body)
 		}
 	}
 
-	h.clock.t = v.nextChange.Add(time.Millisecond)
-	rec := h.do(http.MethodGet, PathPrice)
+	h.clock.t = v.NextChange.Add(time.Millisecond)
+	rec := h.do(http.MethodGet, view.PathPrice)
 	if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
 		t.Fatalf("past the boundary: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
@@ -73,15 +74,15 @@ func TestAheadViewObsoleteAfterANewDocument(t *testing.T) {
 	h.writeAll()
 	h.refresh()
 	v := h.srv.view.Load()
-	h.clock.t = v.nextChange.Add(-50 * time.Millisecond)
+	h.clock.t = v.NextChange.Add(-50 * time.Millisecond)
 	h.srv.prerender()
 	m := edgetest.Market()
 	m.PriceUSD = decimalPtr("0.00004321")
 	m.Selected.PriceUSD = m.PriceUSD
 	h.write(contract.DomainMarket, m, 0)
 	h.refresh()
-	h.clock.t = v.nextChange.Add(time.Millisecond)
-	rec := h.do(http.MethodGet, PathPrice)
+	h.clock.t = v.NextChange.Add(time.Millisecond)
+	rec := h.do(http.MethodGet, view.PathPrice)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"price_usd":0.00004321`) {
 		t.Fatalf("past the boundary after a new price: %d %s", rec.Code, rec.Body)
 	}
@@ -104,7 +105,7 @@ func TestRefresherRendersAhead(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rec := h.do(http.MethodGet, PathPrice)
+		rec := h.do(http.MethodGet, view.PathPrice)
 		if rec.Header().Get("X-Data-Stale") == "true" {
 			break
 		}

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net"
 	"net/http"
 	"runtime"
@@ -28,15 +29,15 @@ func TestErrorsAndPreflightGolden(t *testing.T) {
 		"not-found":        {http.MethodGet, "/api/nope"},
 		"not-found-slash":  {http.MethodGet, "/api/price/"},
 		"not-found-page":   {http.MethodGet, "/favicon.ico"}, // / is the portal (TestPortalOff)
-		"method-not-allow": {http.MethodPost, PathPrice},
-		"method-delete":    {http.MethodDelete, PathTotalSupply},
-		"preflight":        {http.MethodOptions, PathPrice},
+		"method-not-allow": {http.MethodPost, view.PathPrice},
+		"method-delete":    {http.MethodDelete, view.PathTotalSupply},
+		"preflight":        {http.MethodOptions, view.PathPrice},
 	} {
 		rec := h.do(c.method, c.path, "Origin", "https://example.org", "Access-Control-Request-Method", "GET")
 		checkCommon(t, c.path, rec)
 		checkGolden(t, "errors/"+name, dump(rec))
 	}
-	if rec := h.do(http.MethodPost, PathPrice); rec.Header().Get("Allow") != "GET, HEAD, OPTIONS" {
+	if rec := h.do(http.MethodPost, view.PathPrice); rec.Header().Get("Allow") != "GET, HEAD, OPTIONS" {
 		t.Errorf("405 Allow = %q", rec.Header().Get("Allow"))
 	}
 }
@@ -45,7 +46,7 @@ func TestConditionalAndHead(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	for _, p := range []string{PathTotalSupply, PathPrice, PathMarketData, PathExchanges} {
+	for _, p := range []string{view.PathTotalSupply, view.PathPrice, view.PathMarketData, view.PathExchanges} {
 		first := h.do(http.MethodGet, p)
 		etag := first.Header().Get("Etag")
 		for _, inm := range []string{etag, "W/" + etag, `"nope", ` + etag, "*", `"a","b",` + etag} {
@@ -94,17 +95,17 @@ func TestStaleCrossing(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	fresh := h.do(http.MethodGet, PathPrice)
+	fresh := h.do(http.MethodGet, view.PathPrice)
 	if fresh.Header().Get("X-Data-Stale") != "false" || !strings.Contains(fresh.Body.String(), `"stale":false`) {
 		t.Fatalf("fresh: %v %s", fresh.Header(), fresh.Body)
 	}
-	next := h.srv.view.Load().nextChange
+	next := h.srv.view.Load().NextChange
 	if want := t0.Add(-30 * time.Second).Add(180 * time.Second); next.Sub(want) > time.Second || next.Before(want) {
 		t.Fatalf("next change %s, want just after %s", next, want)
 	}
 	h.clock.Add(151 * time.Second) // market is now 181 s old
 	h.srv.rerender()
-	stale := h.do(http.MethodGet, PathPrice)
+	stale := h.do(http.MethodGet, view.PathPrice)
 	if stale.Header().Get("X-Data-Stale") != "true" || !strings.Contains(stale.Body.String(), `"stale":true`) {
 		t.Fatalf("stale: %v %s", stale.Header(), stale.Body)
 	}
@@ -112,14 +113,14 @@ func TestStaleCrossing(t *testing.T) {
 		t.Error("the ETag did not change with the body")
 	}
 	// supply is still fresh; the composite is stale
-	if rec := h.do(http.MethodGet, PathTotalSupply); rec.Header().Get("X-Data-Stale") != "false" {
+	if rec := h.do(http.MethodGet, view.PathTotalSupply); rec.Header().Get("X-Data-Stale") != "false" {
 		t.Error("supply turned stale with the market")
 	}
-	if rec := h.do(http.MethodGet, PathMarket); rec.Header().Get("X-Data-Stale") != "true" {
+	if rec := h.do(http.MethodGet, view.PathMarket); rec.Header().Get("X-Data-Stale") != "true" {
 		t.Error("the composite is not stale while its market part is")
 	}
-	st := h.srv.statusReport()
-	if st.Status != statusDegraded || st.Checks.Domains["market"].Status != statusStale {
+	st := h.srv.statusReportNow()
+	if st.Status != view.StatusDegraded || st.Checks.Domains["market"].Status != view.StatusStale {
 		t.Errorf("status: %+v", st)
 	}
 }
@@ -139,17 +140,17 @@ func TestExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.refresh()
-	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK {
+	if rec := h.do(http.MethodGet, view.PathPrice); rec.Code != http.StatusOK {
 		t.Fatalf("before expiry: %d %s", rec.Code, rec.Body)
 	}
 	h.clock.Add(300 * time.Millisecond)
 	h.refresh()
-	rec := h.do(http.MethodGet, PathPrice)
+	rec := h.do(http.MethodGet, view.PathPrice)
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "30" ||
 		!strings.Contains(rec.Body.String(), `"code":"data_unavailable"`) || rec.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("after expiry: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
-	if rec := h.do(http.MethodGet, PathMarket); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"missing":["market"]`) {
+	if rec := h.do(http.MethodGet, view.PathMarket); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"missing":["market"]`) {
 		t.Fatalf("composite after expiry: %d %s", rec.Code, rec.Body)
 	}
 }
@@ -160,7 +161,7 @@ func TestBadDocumentKeepsGoodData(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	before := h.do(http.MethodGet, PathSupply).Body.String()
+	before := h.do(http.MethodGet, view.PathSupply).Body.String()
 	key := contract.DocumentKey(h.store.Mint(), contract.DomainSupply)
 	for _, bad := range []string{
 		`{"schema_version":99,"domain":"supply","mint":"` + h.store.Mint() + `","updated_at":"2030-01-01T00:00:00Z","source":{"name":"x"},"data":{}}`,
@@ -171,10 +172,10 @@ func TestBadDocumentKeepsGoodData(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.refresh()
-		if got := h.do(http.MethodGet, PathSupply).Body.String(); got != before {
+		if got := h.do(http.MethodGet, view.PathSupply).Body.String(); got != before {
 			t.Fatalf("bad value %q replaced good data: %s", bad, got)
 		}
-		if r := h.srv.statusReport().Checks.Domains["supply"].Rejected; r == nil {
+		if r := h.srv.statusReportNow().Checks.Domains["supply"].Rejected; r == nil {
 			t.Errorf("status does not report the refused value %q", bad)
 		}
 	}
@@ -288,13 +289,13 @@ func TestRunPicksUpUpdates(t *testing.T) {
 	}()
 	url := "http://" + ln.Addr().String()
 	waitFor(t, func() bool { return h.srv.Ready() })
-	if code := get(t, url+PathTotalSupply); code != http.StatusServiceUnavailable {
+	if code := get(t, url+view.PathTotalSupply); code != http.StatusServiceUnavailable {
 		t.Fatalf("before any write: %d", code)
 	}
 	if err := edgetest.WriteDoc(ctx, h.store, contract.DomainSupply, edgetest.Supply(), time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return get(t, url+PathTotalSupply) == http.StatusOK })
+	waitFor(t, func() bool { return get(t, url+view.PathTotalSupply) == http.StatusOK })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -315,12 +316,12 @@ func TestRedisWrongPassword(t *testing.T) {
 	t.Cleanup(func() { _ = rst.Close() })
 	h := newHarness(t, rst)
 	h.refresh()
-	st := h.srv.statusReport()
-	if st.Checks.Store.Status != statusDown || st.Checks.Store.Error == nil ||
+	st := h.srv.statusReportNow()
+	if st.Checks.Store.Status != view.StatusDown || st.Checks.Store.Error == nil ||
 		*st.Checks.Store.Error != "REDIS_URL: authentication failed (wrong password?)" {
 		t.Errorf("redis check %+v", st.Checks.Store)
 	}
-	if body := h.do(http.MethodGet, PathStatus).Body.String(); strings.Contains(body, "staple") || strings.Contains(body, "unreachable") {
+	if body := h.do(http.MethodGet, view.PathStatus).Body.String(); strings.Contains(body, "staple") || strings.Contains(body, "unreachable") {
 		t.Errorf("/api/status: %s", body)
 	}
 }
@@ -356,27 +357,27 @@ func TestRedisDownAndBack(t *testing.T) {
 		done <- h.srv.RunOn(ctx, ln)
 	}()
 	url := "http://" + ln.Addr().String()
-	waitFor(t, func() bool { return get(t, url+PathPrice) == http.StatusOK })
-	before := h.do(http.MethodGet, PathPrice).Body.String()
+	waitFor(t, func() bool { return get(t, url+view.PathPrice) == http.StatusOK })
+	before := h.do(http.MethodGet, view.PathPrice).Body.String()
 
 	rs.Stop()
 	waitFor(t, func() bool { return !h.srv.storeUp() })
-	for _, p := range []string{PathPrice, PathTotalSupply, PathHolders, PathMarketData} {
+	for _, p := range []string{view.PathPrice, view.PathTotalSupply, view.PathHolders, view.PathMarketData} {
 		if code := get(t, url+p); code != http.StatusOK {
 			t.Errorf("%s with Redis down: %d", p, code)
 		}
 	}
-	if got := h.do(http.MethodGet, PathPrice).Body.String(); got != before {
+	if got := h.do(http.MethodGet, view.PathPrice).Body.String(); got != before {
 		t.Errorf("the snapshot changed while Redis was down")
 	}
-	st := h.srv.statusReport()
-	if st.Status != statusDegraded || st.Checks.Store.Status != statusDown {
+	st := h.srv.statusReportNow()
+	if st.Status != view.StatusDegraded || st.Checks.Store.Status != view.StatusDown {
 		t.Errorf("status with Redis down: %s, redis %s", st.Status, st.Checks.Store.Status)
 	}
 	if !h.srv.Ready() {
 		t.Error("not ready while holding data")
 	}
-	if rec := h.do(http.MethodGet, PathStatus); strings.Contains(rec.Body.String(), rs.Addr()) {
+	if rec := h.do(http.MethodGet, view.PathStatus); strings.Contains(rec.Body.String(), rs.Addr()) {
 		t.Error("/api/status quotes the Redis address")
 	}
 
@@ -388,10 +389,10 @@ func TestRedisDownAndBack(t *testing.T) {
 		return edgetest.WriteDoc(ctx, rst, contract.DomainMarket, newer, time.Now(), time.Hour) == nil
 	})
 	waitFor(t, func() bool {
-		return strings.Contains(h.do(http.MethodGet, PathPrice).Body.String(), `"price_usd":0.00002,`)
+		return strings.Contains(h.do(http.MethodGet, view.PathPrice).Body.String(), `"price_usd":0.00002,`)
 	})
 	waitFor(t, func() bool { return h.srv.storeUp() })
-	if code := get(t, url+PathTotalSupply); code != http.StatusOK {
+	if code := get(t, url+view.PathTotalSupply); code != http.StatusOK {
 		t.Errorf("supply lost after the Redis restart: %d", code)
 	}
 	cancel()
@@ -431,15 +432,15 @@ func TestBoundaryWithoutTheRefresher(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "false" {
+	if rec := h.do(http.MethodGet, view.PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "false" {
 		t.Fatalf("fresh: %d %v", rec.Code, rec.Header())
 	}
 	h.clock.Add(151 * time.Second) // market is 181 s old: past its stale-after, nobody re-rendered
-	if rec := h.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
+	if rec := h.do(http.MethodGet, view.PathPrice); rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
 		t.Fatalf("past the stale-after: %d, X-Data-Stale %q", rec.Code, rec.Header().Get("X-Data-Stale"))
 	}
 	h.clock.Add(contract.DefaultTimings[contract.DomainMarket].TTL) // past the TTL
-	rec := h.do(http.MethodGet, PathPrice)
+	rec := h.do(http.MethodGet, view.PathPrice)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"data_unavailable"`) {
 		t.Fatalf("past the TTL: %d %s, want 503 data_unavailable", rec.Code, rec.Body)
 	}

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net"
 	"net/http"
@@ -23,7 +25,7 @@ func BenchmarkServe(b *testing.B) {
 	for _, enc := range []struct{ name, accept string }{
 		{"identity", ""}, {"gzip", "gzip"}, {"br", "gzip, deflate, br, zstd"},
 	} {
-		for _, p := range []string{PathTotalSupply, PathPrice, PathMarketData} {
+		for _, p := range []string{view.PathTotalSupply, view.PathPrice, view.PathMarketData} {
 			b.Run(enc.name+p, func(b *testing.B) {
 				req := httptest.NewRequest(http.MethodGet, p, nil)
 				if enc.accept != "" {
@@ -54,10 +56,10 @@ func BenchmarkMinimal(b *testing.B) {
 	h := newHarness(b, nil)
 	h.writeAll()
 	h.refresh()
-	body := h.srv.view.Load().routes[rMarketData].body
+	body := h.srv.view.Load().Routes[view.RouteMarketData].Body
 	e := gin.New()
-	e.GET(PathMarketData, func(c *gin.Context) { c.Data(http.StatusOK, contentJSON, body) })
-	req := httptest.NewRequest(http.MethodGet, PathMarketData, nil)
+	e.GET(view.PathMarketData, func(c *gin.Context) { c.Data(http.StatusOK, answer.ContentJSON, body) })
+	req := httptest.NewRequest(http.MethodGet, view.PathMarketData, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &discardWriter{h: http.Header{}}
@@ -96,7 +98,7 @@ func BenchmarkServerLimits(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: 64}
 			defer tr.CloseIdleConnections()
 			client := &http.Client{Transport: tr}
-			url := "http://" + ln.Addr().String() + PathPrice
+			url := "http://" + ln.Addr().String() + view.PathPrice
 			b.ReportAllocs()
 			b.SetParallelism(4)
 			b.ResetTimer()
@@ -128,17 +130,17 @@ func TestCacheHitAllocatesNothing(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	etag := h.do(http.MethodGet, PathMarketData, "Accept-Encoding", "gzip").Header().Get("Etag")
+	etag := h.do(http.MethodGet, view.PathMarketData, "Accept-Encoding", "gzip").Header().Get("Etag")
 	for _, c := range []struct {
 		name, method, path string
 		hdr                []string
 	}{
-		{"identity", http.MethodGet, PathMarketData, nil},
-		{"text", http.MethodGet, PathTotalSupply, nil},
-		{"gzip", http.MethodGet, PathMarketData, []string{"Accept-Encoding", "gzip"}},
-		{"br", http.MethodGet, PathPrice, []string{"Accept-Encoding", "gzip, deflate, br, zstd"}},
-		{"head", http.MethodHead, PathMarketData, []string{"Accept-Encoding", "br"}},
-		{"304", http.MethodGet, PathMarketData, []string{"Accept-Encoding", "gzip", "If-None-Match", etag}},
+		{"identity", http.MethodGet, view.PathMarketData, nil},
+		{"text", http.MethodGet, view.PathTotalSupply, nil},
+		{"gzip", http.MethodGet, view.PathMarketData, []string{"Accept-Encoding", "gzip"}},
+		{"br", http.MethodGet, view.PathPrice, []string{"Accept-Encoding", "gzip, deflate, br, zstd"}},
+		{"head", http.MethodHead, view.PathMarketData, []string{"Accept-Encoding", "br"}},
+		{"304", http.MethodGet, view.PathMarketData, []string{"Accept-Encoding", "gzip", "If-None-Match", etag}},
 	} {
 		req := httptest.NewRequest(c.method, c.path, nil)
 		for i := 0; i+1 < len(c.hdr); i += 2 {
@@ -176,7 +178,7 @@ func BenchmarkRender(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				h.srv.bodies.render(v.st, prev, t0)
+				h.srv.bodies.Render(v.State, prev, t0)
 			}
 		})
 	}

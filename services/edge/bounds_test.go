@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"runtime"
 	"slices"
@@ -37,7 +38,7 @@ func TestOversizedDocumentNotRead(t *testing.T) {
 	h := newHarness(t, st, func(_ *config.Common, c *Config, _ *Deps) { c.StoreTimeout = 10 * time.Second })
 	h.writeAll()
 	h.refresh()
-	good := h.do(http.MethodGet, PathPrice).Body.String()
+	good := h.do(http.MethodGet, view.PathPrice).Body.String()
 
 	huge := bytes.Repeat([]byte("x"), 100<<20)
 	key := contract.DocumentKey(config.DemoMint, contract.DomainMarket)
@@ -61,14 +62,14 @@ func TestOversizedDocumentNotRead(t *testing.T) {
 	if d := int64(after.HeapAlloc) - int64(before.HeapAlloc); d > 4<<20 {
 		t.Errorf("the heap grew by %d MB", d>>20)
 	}
-	if got := h.do(http.MethodGet, PathPrice).Body.String(); got != good {
+	if got := h.do(http.MethodGet, view.PathPrice).Body.String(); got != good {
 		t.Fatalf("the previous good document is not served: %s", got)
 	}
-	rej := h.srv.statusReport().Checks.Domains["market"].Rejected
+	rej := h.srv.statusReportNow().Checks.Domains["market"].Rejected
 	if rej == nil || !strings.Contains(*rej, "104857600 bytes") || !strings.Contains(*rej, "not read") {
 		t.Fatalf("status does not say why the market document was refused: %v", rej)
 	}
-	if st := h.srv.statusReport(); st.Status != statusDegraded {
+	if st := h.srv.statusReportNow(); st.Status != view.StatusDegraded {
 		t.Errorf("status %q with a refused document", st.Status)
 	}
 }
@@ -128,7 +129,7 @@ func TestPollFetchesOnlyChangedDocuments(t *testing.T) {
 	if got := poll(); !slices.Equal(got, []string{contract.DocumentKey(config.DemoMint, contract.DomainMarket)}) {
 		t.Fatalf("a poll after a rewrite fetched %v", got)
 	}
-	if body := h.do(http.MethodGet, PathPrice).Body.String(); !strings.Contains(body, "0.0000123") {
+	if body := h.do(http.MethodGet, view.PathPrice).Body.String(); !strings.Contains(body, "0.0000123") {
 		t.Fatalf("the rewritten document is not served: %s", body)
 	}
 	if got := poll(contract.DomainHolders); !slices.Equal(got, []string{contract.DocumentKey(config.DemoMint, contract.DomainHolders)}) {

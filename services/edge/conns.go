@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"net"
 	"net/http"
 	"sort"
@@ -240,7 +241,7 @@ func (r *rawAnswers) rewrite(p []byte) []byte {
 }
 
 // answer is the contract's error answer for a status net/http wrote.
-func (r *rawAnswers) answer(status int, detail string) *response {
+func (r *rawAnswers) answer(status int, detail string) *answer.Answer {
 	code, msg := "bad_request", "Malformed HTTP request."
 	switch status {
 	case http.StatusBadRequest:
@@ -257,7 +258,7 @@ func (r *rawAnswers) answer(status int, detail string) *response {
 	default:
 		code, msg = "bad_request", http.StatusText(status)+"."
 	}
-	return newError(status, code, msg, r.retryAfter)
+	return answer.NewError(status, code, msg, r.retryAfter)
 }
 
 // plainText keeps letters, digits and spaces of s, at most 80 bytes: a
@@ -277,28 +278,28 @@ func plainText(s []byte) string {
 
 // closeHeaders are the headers of an answer written outside the router:
 // those the middleware sets on every answer, and the close.
-var closeHeaders = []header{
-	{"Access-Control-Allow-Origin", hdrAllowOrigin},
-	{"Access-Control-Expose-Headers", hdrExposeHeaders},
-	{"X-Content-Type-Options", hdrNoSniff},
-	{"Connection", hdrClose},
+var closeHeaders = []answer.Header{
+	{Key: "Access-Control-Allow-Origin", Values: hdrAllowOrigin},
+	{Key: "Access-Control-Expose-Headers", Values: hdrExposeHeaders},
+	{Key: "X-Content-Type-Options", Values: hdrNoSniff},
+	{Key: "Connection", Values: hdrClose},
 }
 
-var hdrClose = one("close")
+var hdrClose = answer.One("close")
 
 // serialize writes r as a whole HTTP/1.1 answer, with extra headers,
 // sorted as net/http sorts them.
-func serialize(r *response, extra []header) []byte {
-	hs := append(append([]header(nil), r.hdr...), extra...)
-	sort.Slice(hs, func(i, j int) bool { return hs[i].key < hs[j].key })
+func serialize(r *answer.Answer, extra []answer.Header) []byte {
+	hs := append(append([]answer.Header(nil), r.Headers...), extra...)
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Key < hs[j].Key })
 	var b bytes.Buffer
-	b.WriteString("HTTP/1.1 " + strconv.Itoa(r.status) + " " + http.StatusText(r.status) + "\r\n")
+	b.WriteString("HTTP/1.1 " + strconv.Itoa(r.Status) + " " + http.StatusText(r.Status) + "\r\n")
 	for _, h := range hs {
-		for _, v := range h.val {
-			b.WriteString(h.key + ": " + v + "\r\n")
+		for _, v := range h.Values {
+			b.WriteString(h.Key + ": " + v + "\r\n")
 		}
 	}
 	b.WriteString("\r\n")
-	b.Write(r.body)
+	b.Write(r.Body)
 	return b.Bytes()
 }

@@ -2,6 +2,8 @@ package edge
 
 import (
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,8 +17,8 @@ import (
 
 // allPaths are the 14 paths of README, Endpoints and the OpenAPI document.
 var allPaths = []string{
-	PathTotalSupply, PathCirculatingSupply, PathMaxSupply, PathSupply, PathCoinGeckoSupply, PathPrice, PathHolders,
-	PathTokenMetadata, PathHealth, PathExchanges, PathMarket, PathMarketData, PathStatus, PathMarketPairs, PathOpenAPI,
+	view.PathTotalSupply, view.PathCirculatingSupply, view.PathMaxSupply, view.PathSupply, view.PathCoinGeckoSupply, view.PathPrice, view.PathHolders,
+	view.PathTokenMetadata, view.PathHealth, view.PathExchanges, view.PathMarket, view.PathMarketData, view.PathStatus, view.PathMarketPairs, view.PathOpenAPI,
 }
 
 func goldenName(scenario, path string) string {
@@ -90,7 +92,7 @@ func TestGolden(t *testing.T) {
 			for _, p := range allPaths {
 				rec := h.do(http.MethodGet, p)
 				checkCommon(t, p, rec)
-				if p == PathOpenAPI {
+				if p == view.PathOpenAPI {
 					continue // the document itself is in the repository
 				}
 				checkGolden(t, goldenName(name, p), dump(rec))
@@ -123,7 +125,7 @@ func checkCommon(t *testing.T, path string, rec *httptest.ResponseRecorder) {
 			t.Errorf("%s: invalid JSON", path)
 		}
 	case rec.Code >= 400:
-		var e errorBody
+		var e answer.ErrorBody
 		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Status != rec.Code || e.Error.Code == "" {
 			t.Errorf("%s: error body %s", path, body)
 		}

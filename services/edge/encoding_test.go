@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net"
 	"net/http"
@@ -16,60 +18,60 @@ import (
 	"github.com/andybalholm/brotli"
 )
 
-const allCodings = offer(1<<codingIdentity | 1<<codingGzip | 1<<codingBrotli)
+const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
 
 // negotiationCases are Accept-Encoding field lines (nil: no field) and
 // the coding the edge must pick when it has gzip and br.
 var negotiationCases = []struct {
 	fields []string
-	want   coding
+	want   answer.Coding
 }{
-	{nil, codingIdentity},
-	{[]string{""}, codingIdentity},
-	{[]string{"gzip"}, codingGzip},
-	{[]string{"br"}, codingBrotli},
-	{[]string{"gzip, deflate, br, zstd"}, codingBrotli},
-	{[]string{"gzip, br"}, codingBrotli},
-	{[]string{"br;q=0.5, gzip"}, codingGzip},
-	{[]string{"gzip;q=0.8, br;q=0.8"}, codingBrotli},
-	{[]string{"gzip;q=0.801, br;q=0.8"}, codingGzip},
-	{[]string{"gzip;q=1.000, br;q=0.999"}, codingGzip},
-	{[]string{"BR;Q=1, GZIP"}, codingBrotli},
-	{[]string{"Gzip"}, codingGzip},
-	{[]string{"x-gzip"}, codingGzip},
-	{[]string{"identity"}, codingIdentity},
-	{[]string{"identity, gzip"}, codingGzip},
-	{[]string{"identity;q=1, gzip;q=0.5"}, codingIdentity},
-	{[]string{"gzip;q=0.5"}, codingGzip},
-	{[]string{"*"}, codingBrotli},
-	{[]string{"*;q=0"}, codingIdentity},
-	{[]string{"*;q=0.5, identity"}, codingIdentity},
-	{[]string{"br;q=0, *"}, codingGzip},
-	{[]string{"gzip;q=0"}, codingIdentity},
-	{[]string{"gzip;q=0.000, br;q=0"}, codingIdentity},
-	{[]string{"gzip, gzip;q=0"}, codingIdentity}, // listed twice: the lower weight
-	{[]string{"x-gzip;q=0, gzip"}, codingIdentity},
-	{[]string{"identity;q=0"}, codingIdentity}, // nothing acceptable: identity all the same
-	{[]string{"deflate, zstd, compress"}, codingIdentity},
-	{[]string{" , ,gzip ,"}, codingGzip},
-	{[]string{"gzip\t;\tq=0.5"}, codingGzip},
-	{[]string{"gzip;q=0.1", "br;q=0.2"}, codingBrotli}, // two field lines
-	{[]string{"br", "gzip;q=0"}, codingBrotli},
+	{nil, answer.CodingIdentity},
+	{[]string{""}, answer.CodingIdentity},
+	{[]string{"gzip"}, answer.CodingGzip},
+	{[]string{"br"}, answer.CodingBrotli},
+	{[]string{"gzip, deflate, br, zstd"}, answer.CodingBrotli},
+	{[]string{"gzip, br"}, answer.CodingBrotli},
+	{[]string{"br;q=0.5, gzip"}, answer.CodingGzip},
+	{[]string{"gzip;q=0.8, br;q=0.8"}, answer.CodingBrotli},
+	{[]string{"gzip;q=0.801, br;q=0.8"}, answer.CodingGzip},
+	{[]string{"gzip;q=1.000, br;q=0.999"}, answer.CodingGzip},
+	{[]string{"BR;Q=1, GZIP"}, answer.CodingBrotli},
+	{[]string{"Gzip"}, answer.CodingGzip},
+	{[]string{"x-gzip"}, answer.CodingGzip},
+	{[]string{"identity"}, answer.CodingIdentity},
+	{[]string{"identity, gzip"}, answer.CodingGzip},
+	{[]string{"identity;q=1, gzip;q=0.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.5"}, answer.CodingGzip},
+	{[]string{"*"}, answer.CodingBrotli},
+	{[]string{"*;q=0"}, answer.CodingIdentity},
+	{[]string{"*;q=0.5, identity"}, answer.CodingIdentity},
+	{[]string{"br;q=0, *"}, answer.CodingGzip},
+	{[]string{"gzip;q=0"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.000, br;q=0"}, answer.CodingIdentity},
+	{[]string{"gzip, gzip;q=0"}, answer.CodingIdentity}, // listed twice: the lower weight
+	{[]string{"x-gzip;q=0, gzip"}, answer.CodingIdentity},
+	{[]string{"identity;q=0"}, answer.CodingIdentity}, // nothing acceptable: identity all the same
+	{[]string{"deflate, zstd, compress"}, answer.CodingIdentity},
+	{[]string{" , ,gzip ,"}, answer.CodingGzip},
+	{[]string{"gzip\t;\tq=0.5"}, answer.CodingGzip},
+	{[]string{"gzip;q=0.1", "br;q=0.2"}, answer.CodingBrotli}, // two field lines
+	{[]string{"br", "gzip;q=0"}, answer.CodingBrotli},
 	// malformed: identity, never an error
-	{[]string{"gzip;q=2"}, codingIdentity},
-	{[]string{"gzip;q=1.5"}, codingIdentity},
-	{[]string{"gzip;q=0.5555"}, codingIdentity},
-	{[]string{"gzip;q=.5"}, codingIdentity},
-	{[]string{"gzip;q="}, codingIdentity},
-	{[]string{"gzip;q"}, codingIdentity},
-	{[]string{"gzip;q = 0.5"}, codingIdentity},
-	{[]string{"gzip;q=abc"}, codingIdentity},
-	{[]string{"br;level=5"}, codingIdentity},
-	{[]string{"gzip br"}, codingIdentity},
-	{[]string{`"gzip"`}, codingIdentity},
-	{[]string{"gzip;"}, codingIdentity},
-	{[]string{"gzip", "br;q=x"}, codingIdentity},
-	{[]string{"gzïp, br"}, codingIdentity},
+	{[]string{"gzip;q=2"}, answer.CodingIdentity},
+	{[]string{"gzip;q=1.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.5555"}, answer.CodingIdentity},
+	{[]string{"gzip;q=.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q="}, answer.CodingIdentity},
+	{[]string{"gzip;q"}, answer.CodingIdentity},
+	{[]string{"gzip;q = 0.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=abc"}, answer.CodingIdentity},
+	{[]string{"br;level=5"}, answer.CodingIdentity},
+	{[]string{"gzip br"}, answer.CodingIdentity},
+	{[]string{`"gzip"`}, answer.CodingIdentity},
+	{[]string{"gzip;"}, answer.CodingIdentity},
+	{[]string{"gzip", "br;q=x"}, answer.CodingIdentity},
+	{[]string{"gzïp, br"}, answer.CodingIdentity},
 }
 
 func TestNegotiate(t *testing.T) {
@@ -79,13 +81,13 @@ func TestNegotiate(t *testing.T) {
 		}
 		// With gzip alone on offer, br is never sent.
 		want := c.want
-		if want == codingBrotli {
-			want = negotiateRef(c.fields, 1<<codingIdentity|1<<codingGzip)
+		if want == answer.CodingBrotli {
+			want = negotiateRef(c.fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip)
 		}
-		if got := negotiate(c.fields, 1<<codingIdentity|1<<codingGzip); got != want {
+		if got := negotiate(c.fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip); got != want {
 			t.Errorf("Accept-Encoding %q, gzip on offer: %s, want %s", c.fields, codingName(got), codingName(want))
 		}
-		if got := negotiate(c.fields, 1<<codingIdentity); got != codingIdentity {
+		if got := negotiate(c.fields, 1<<answer.CodingIdentity); got != answer.CodingIdentity {
 			t.Errorf("Accept-Encoding %q, identity only: %s", c.fields, codingName(got))
 		}
 	}
@@ -111,13 +113,13 @@ func FuzzAcceptEncoding(f *testing.F) {
 	f.Add("br;q=0.001, gzip;q=0.0009", uint8(allCodings))
 	f.Add("*;q=0.3, br;q=0.2, identity;q=0.3", uint8(allCodings))
 	f.Fuzz(func(t *testing.T, field string, on uint8) {
-		o := offer(on)&allCodings | 1<<codingIdentity
+		o := answer.Offer(on)&allCodings | 1<<answer.CodingIdentity
 		var fields []string
 		if field != "" {
 			fields = strings.Split(field, "\n")
 		}
 		got := negotiate(fields, o)
-		if !o.has(got) {
+		if !o.Has(got) {
 			t.Fatalf("%q: %s is not on offer (%03b)", fields, codingName(got), o)
 		}
 		if want := negotiateRef(fields, o); got != want {
@@ -132,9 +134,9 @@ var (
 
 // negotiateRef is the reference negotiation of the fuzz test: RFC 9110
 // §12.5.3 as the edge reads it, done the slow way.
-func negotiateRef(fields []string, o offer) coding {
+func negotiateRef(fields []string, o answer.Offer) answer.Coding {
 	if len(fields) == 0 {
-		return codingIdentity
+		return answer.CodingIdentity
 	}
 	q := map[string]float64{}
 	for _, f := range fields {
@@ -145,7 +147,7 @@ func negotiateRef(fields []string, o offer) coding {
 			}
 			m := refElement.FindStringSubmatch(el)
 			if m == nil {
-				return codingIdentity
+				return answer.CodingIdentity
 			}
 			name := strings.ToLower(m[1])
 			if name == "x-gzip" {
@@ -169,26 +171,26 @@ func negotiateRef(fields []string, o offer) coding {
 		}
 		return -1
 	}
-	best, bestQ := codingIdentity, 0.0
+	best, bestQ := answer.CodingIdentity, 0.0
 	for _, c := range []struct {
-		c    coding
+		c    answer.Coding
 		name string
-	}{{codingBrotli, "br"}, {codingGzip, "gzip"}} {
-		if w := weight(c.name); o.has(c.c) && w > bestQ+1e-9 {
+	}{{answer.CodingBrotli, "br"}, {answer.CodingGzip, "gzip"}} {
+		if w := weight(c.name); o.Has(c.c) && w > bestQ+1e-9 {
 			best, bestQ = c.c, w
 		}
 	}
-	if best != codingIdentity && weight("identity") > bestQ+1e-9 {
-		return codingIdentity
+	if best != answer.CodingIdentity && weight("identity") > bestQ+1e-9 {
+		return answer.CodingIdentity
 	}
 	return best
 }
 
-func codingName(c coding) string {
-	if c == codingIdentity {
+func codingName(c answer.Coding) string {
+	if c == answer.CodingIdentity {
 		return "identity"
 	}
-	return codingNames[c]
+	return answer.CodingNames[c]
 }
 
 // TestCompressOnlyWhereItPays: bodies under minCompressBytes, bodies that
@@ -196,43 +198,43 @@ func codingName(c coding) string {
 // same as the previous render's keeps its compressed bytes (compressed
 // once per change).
 func TestCompressOnlyWhereItPays(t *testing.T) {
-	info := dataInfo{}
-	small := newOK(contentJSON, "public", bytes.Repeat([]byte("a"), minCompressBytes-1), info)
-	small.compress(nil)
-	if small.on != 1<<codingIdentity {
-		t.Errorf("a %d-byte body has variants %03b", len(small.body), small.on)
+	info := answer.DataInfo{}
+	small := answer.NewOK(answer.ContentJSON, "public", bytes.Repeat([]byte("a"), answer.MinCompressBytes-1), info)
+	small.Compress(nil)
+	if small.Codings != 1<<answer.CodingIdentity {
+		t.Errorf("a %d-byte body has variants %03b", len(small.Body), small.Codings)
 	}
 	random := make([]byte, 4096)
 	_, _ = rand.Read(random)
-	noise := newOK(contentJSON, "public", random, info)
-	noise.compress(nil)
-	if noise.on != 1<<codingIdentity {
-		t.Errorf("random bytes have variants %03b", noise.on)
+	noise := answer.NewOK(answer.ContentJSON, "public", random, info)
+	noise.Compress(nil)
+	if noise.Codings != 1<<answer.CodingIdentity {
+		t.Errorf("random bytes have variants %03b", noise.Codings)
 	}
-	e := newError(http.StatusServiceUnavailable, codeDataUnavailable, strings.Repeat("x", 1000), 0)
-	e.compress(nil)
-	if e.on != 1<<codingIdentity {
-		t.Errorf("an error answer has variants %03b", e.on)
+	e := answer.NewError(http.StatusServiceUnavailable, answer.CodeDataUnavailable, strings.Repeat("x", 1000), 0)
+	e.Compress(nil)
+	if e.Codings != 1<<answer.CodingIdentity {
+		t.Errorf("an error answer has variants %03b", e.Codings)
 	}
 
 	body := bytes.Repeat([]byte(`{"a":1},`), 64)
-	first := newOK(contentJSON, "public", body, info)
-	first.compress(nil)
-	if first.on != allCodings {
-		t.Fatalf("a compressible body has variants %03b", first.on)
+	first := answer.NewOK(answer.ContentJSON, "public", body, info)
+	first.Compress(nil)
+	if first.Codings != allCodings {
+		t.Fatalf("a compressible body has variants %03b", first.Codings)
 	}
-	again := newOK(contentJSON, "public", bytes.Clone(body), info)
-	again.compress(first)
-	changed := newOK(contentJSON, "public", append(bytes.Clone(body), ' '), info)
-	changed.compress(first)
-	for _, c := range []coding{codingGzip, codingBrotli} {
-		if &again.variants[c].body[0] != &first.variants[c].body[0] {
+	again := answer.NewOK(answer.ContentJSON, "public", bytes.Clone(body), info)
+	again.Compress(first)
+	changed := answer.NewOK(answer.ContentJSON, "public", append(bytes.Clone(body), ' '), info)
+	changed.Compress(first)
+	for _, c := range []answer.Coding{answer.CodingGzip, answer.CodingBrotli} {
+		if &again.Variants[c].Body[0] != &first.Variants[c].Body[0] {
 			t.Errorf("%s: the same body was compressed again", codingName(c))
 		}
-		if &changed.variants[c].body[0] == &first.variants[c].body[0] {
+		if &changed.Variants[c].Body[0] == &first.Variants[c].Body[0] {
 			t.Errorf("%s: a changed body kept the old compressed bytes", codingName(c))
 		}
-		if got := decompress(t, c, changed.variants[c].body); !bytes.Equal(got, changed.body) {
+		if got := decompress(t, c, changed.Variants[c].Body); !bytes.Equal(got, changed.Body) {
 			t.Errorf("%s: the new variant does not decode to the new body", codingName(c))
 		}
 	}
@@ -279,11 +281,11 @@ func TestNegotiationOverHTTP(t *testing.T) {
 		return resp, b
 	}
 
-	jsonPaths := []string{PathSupply, PathCoinGeckoSupply, PathPrice, PathHolders, PathTokenMetadata, PathExchanges,
-		PathMarket, PathMarketData, PathMarketPairs, PathOpenAPI}
+	jsonPaths := []string{view.PathSupply, view.PathCoinGeckoSupply, view.PathPrice, view.PathHolders, view.PathTokenMetadata, view.PathExchanges,
+		view.PathMarket, view.PathMarketData, view.PathMarketPairs, view.PathOpenAPI}
 	for _, p := range jsonPaths {
 		ident, identBody := do(http.MethodGet, p, nil, "")
-		if ident.StatusCode != http.StatusOK || len(identBody) < minCompressBytes {
+		if ident.StatusCode != http.StatusOK || len(identBody) < answer.MinCompressBytes {
 			t.Fatalf("%s: %d with %d bytes; the matrix needs a body worth compressing", p, ident.StatusCode, len(identBody))
 		}
 		identETag := ident.Header.Get("Etag")
@@ -294,9 +296,9 @@ func TestNegotiationOverHTTP(t *testing.T) {
 				t.Fatalf("%s: %d", name, resp.StatusCode)
 			}
 			wantEnc, wantETag := "", identETag
-			if tc.want != codingIdentity {
-				wantEnc = codingNames[tc.want]
-				wantETag = identETag[:len(identETag)-1] + etagSuffix[tc.want] + `"`
+			if tc.want != answer.CodingIdentity {
+				wantEnc = answer.CodingNames[tc.want]
+				wantETag = identETag[:len(identETag)-1] + answer.EtagSuffix[tc.want] + `"`
 			}
 			hd := resp.Header
 			if got := hd.Values("Content-Encoding"); strings.Join(got, ",") != wantEnc {
@@ -311,7 +313,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 			if hd.Get("Content-Length") != strconv.Itoa(len(body)) {
 				t.Errorf("%s: Content-Length %s for %d bytes", name, hd.Get("Content-Length"), len(body))
 			}
-			if tc.want != codingIdentity && len(body) >= len(identBody) {
+			if tc.want != answer.CodingIdentity && len(body) >= len(identBody) {
 				t.Errorf("%s: %s body of %d bytes, identity %d", name, wantEnc, len(body), len(identBody))
 			}
 			if got := decompress(t, tc.want, body); !bytes.Equal(got, identBody) {
@@ -342,11 +344,11 @@ func TestNegotiationOverHTTP(t *testing.T) {
 				t.Errorf("%s 304 headers: %v", name, nm.Header)
 			}
 			// The ETag of another representation does not match this one.
-			for _, other := range []coding{codingIdentity, codingGzip, codingBrotli} {
+			for _, other := range []answer.Coding{answer.CodingIdentity, answer.CodingGzip, answer.CodingBrotli} {
 				if other == tc.want {
 					continue
 				}
-				otherETag := identETag[:len(identETag)-1] + etagSuffix[other] + `"`
+				otherETag := identETag[:len(identETag)-1] + answer.EtagSuffix[other] + `"`
 				if r, _ := do(http.MethodGet, p, tc.fields, otherETag); r.StatusCode != http.StatusOK || r.Header.Get("Etag") != wantETag {
 					t.Errorf("%s If-None-Match %s (%s): %d %s, want 200 %s", name, otherETag, codingName(other),
 						r.StatusCode, r.Header.Get("Etag"), wantETag)
@@ -357,7 +359,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 
 	// The plain-text supply answers and the per-request ones are never
 	// compressed and do not vary.
-	for _, p := range []string{PathTotalSupply, PathCirculatingSupply, PathMaxSupply, PathHealth, PathStatus} {
+	for _, p := range []string{view.PathTotalSupply, view.PathCirculatingSupply, view.PathMaxSupply, view.PathHealth, view.PathStatus} {
 		resp, _ := do(http.MethodGet, p, []string{"br, gzip"}, "")
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Vary") != "" {
 			t.Errorf("%s: %d, Content-Encoding %q, Vary %q: want identity without Vary", p, resp.StatusCode,
@@ -366,9 +368,9 @@ func TestNegotiationOverHTTP(t *testing.T) {
 	}
 	// An error of a path with variants is identity, and says Vary.
 	empty := newHarness(t, nil)
-	if resp, body := do2(t, c, servePublic(t, empty)+PathPrice, "br, gzip"); resp.StatusCode != http.StatusServiceUnavailable ||
+	if resp, body := do2(t, c, servePublic(t, empty)+view.PathPrice, "br, gzip"); resp.StatusCode != http.StatusServiceUnavailable ||
 		resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Vary") != "Accept-Encoding" || !bytes.HasPrefix(body, []byte(`{"error"`)) {
-		t.Errorf("503 of %s: Content-Encoding %q, Vary %q, body %.40s", PathPrice, resp.Header.Get("Content-Encoding"),
+		t.Errorf("503 of %s: Content-Encoding %q, Vary %q, body %.40s", view.PathPrice, resp.Header.Get("Content-Encoding"),
 			resp.Header.Get("Vary"), body)
 	}
 }
@@ -383,24 +385,24 @@ func TestCompressedSizes(t *testing.T) {
 	v := h.srv.view.Load()
 	var tbl strings.Builder
 	tbl.WriteString("| path | identity | gzip | br |\n|---|---|---|---|\n")
-	for i, rt := range renderedRoutes {
-		r := v.routes[i]
-		size := func(c coding) string {
-			if x := r.variants[c]; x != nil {
-				return strconv.Itoa(len(x.body))
+	for i, rt := range view.RenderedRoutes {
+		r := v.Routes[i]
+		size := func(c answer.Coding) string {
+			if x := r.Variants[c]; x != nil {
+				return strconv.Itoa(len(x.Body))
 			}
 			return "—"
 		}
-		fmt.Fprintf(&tbl, "| %s | %d | %s | %s |\n", rt.path, len(r.body), size(codingGzip), size(codingBrotli))
-		if len(r.body) >= 1536 {
-			for _, c := range []coding{codingGzip, codingBrotli} {
-				if x := r.variants[c]; x == nil || 2*len(x.body) > len(r.body) {
-					t.Errorf("%s: %s does not halve a %d-byte body", rt.path, codingName(c), len(r.body))
+		fmt.Fprintf(&tbl, "| %s | %d | %s | %s |\n", rt.Path, len(r.Body), size(answer.CodingGzip), size(answer.CodingBrotli))
+		if len(r.Body) >= 1536 {
+			for _, c := range []answer.Coding{answer.CodingGzip, answer.CodingBrotli} {
+				if x := r.Variants[c]; x == nil || 2*len(x.Body) > len(r.Body) {
+					t.Errorf("%s: %s does not halve a %d-byte body", rt.Path, codingName(c), len(r.Body))
 				}
 			}
 		}
-		if gz, br := r.variants[codingGzip], r.variants[codingBrotli]; gz != nil && br != nil && len(br.body) > len(gz.body) {
-			t.Errorf("%s: br %d bytes, gzip %d", rt.path, len(br.body), len(gz.body))
+		if gz, br := r.Variants[answer.CodingGzip], r.Variants[answer.CodingBrotli]; gz != nil && br != nil && len(br.Body) > len(gz.Body) {
+			t.Errorf("%s: br %d bytes, gzip %d", rt.Path, len(br.Body), len(gz.Body))
 		}
 	}
 	t.Log("\n" + tbl.String())
@@ -445,19 +447,19 @@ func do2(t *testing.T, c *http.Client, url, acceptEncoding string) (*http.Respon
 
 // decompress decodes body in coding c with a decoder other than the
 // encoder's where there is one (the standard library's gzip).
-func decompress(t *testing.T, c coding, body []byte) []byte {
+func decompress(t *testing.T, c answer.Coding, body []byte) []byte {
 	t.Helper()
 	var r io.Reader
 	switch c {
-	case codingIdentity:
+	case answer.CodingIdentity:
 		return body
-	case codingGzip:
+	case answer.CodingGzip:
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			t.Fatalf("gzip: %v", err)
 		}
 		r = zr
-	case codingBrotli:
+	case answer.CodingBrotli:
 		r = brotli.NewReader(bytes.NewReader(body))
 	}
 	out, err := io.ReadAll(r)

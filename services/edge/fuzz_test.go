@@ -3,6 +3,8 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,7 +31,7 @@ func FuzzDocument(f *testing.F) {
 	f.Add("holders", []byte(`{"holders":-1}`))
 	f.Add("metadata", []byte(`null`))
 	h := newHarness(f, nil)
-	h.srv.bodies.uncompressed = true // compression is TestCompressOnlyWhereItPays's
+	h.srv.bodies.Uncompressed = true // compression is TestCompressOnlyWhereItPays's
 	f.Fuzz(func(t *testing.T, domain string, data []byte) {
 		d := contract.Domain(domain)
 		if !d.Valid() {
@@ -37,19 +39,19 @@ func FuzzDocument(f *testing.F) {
 		}
 		env := contract.Envelope{SchemaVersion: 1, Domain: d, Mint: edgetest.Token().Mint, UpdatedAt: t0, Data: data,
 			Source: contract.Source{Name: "fuzz"}}
-		v, err := decode(env)
+		v, err := view.Decode(env)
 		if err != nil {
 			return
 		}
-		st := &state{docs: map[contract.Domain]*doc{d: {env: env, value: v, expires: t0.Add(time.Hour)}},
-			rejected: map[contract.Domain]string{}}
-		view := h.srv.render(st, t0)
-		for i, resp := range view.routes {
-			if resp.status == http.StatusInternalServerError {
-				t.Fatalf("%s: 500 for accepted %s document %q", renderedRoutes[i].path, d, data)
+		st := &view.State{Docs: map[contract.Domain]*view.Doc{d: {Env: env, Value: v, Expires: t0.Add(time.Hour)}},
+			Rejected: map[contract.Domain]string{}}
+		vw := h.srv.render(st, t0)
+		for i, resp := range vw.Routes {
+			if resp.Status == http.StatusInternalServerError {
+				t.Fatalf("%s: 500 for accepted %s document %q", view.RenderedRoutes[i].Path, d, data)
 			}
-			if resp.status == http.StatusOK && strings.HasPrefix(resp.hdr[0].val[0], "application/json") && !json.Valid(resp.body) {
-				t.Fatalf("%s: invalid JSON", renderedRoutes[i].path)
+			if resp.Status == http.StatusOK && strings.HasPrefix(resp.Headers[0].Values[0], "application/json") && !json.Valid(resp.Body) {
+				t.Fatalf("%s: invalid JSON", view.RenderedRoutes[i].Path)
 			}
 		}
 	})
@@ -77,7 +79,7 @@ func FuzzStoredValue(f *testing.F) {
 	f.Cleanup(func() { _ = mem.Close() })
 	st := store.New(mem, mint)
 	h := newHarness(f, st)
-	h.srv.bodies.uncompressed = true
+	h.srv.bodies.Uncompressed = true
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, domain string, value, status []byte) {
 		d := contract.Domain(domain)
@@ -96,21 +98,21 @@ func FuzzStoredValue(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		read := map[contract.Domain]readDoc{}
+		read := map[contract.Domain]view.ReadDoc{}
 		for dd, doc := range snap.Docs {
-			read[dd] = readDoc{env: doc.Envelope, expires: t0.Add(doc.TTL)}
+			read[dd] = view.ReadDoc{Env: doc.Envelope, Expires: t0.Add(doc.TTL)}
 		}
-		next, _ := merge(nil, read, snap.Errs, snap.Statuses, t0)
-		if next.docs[d] != nil { // rendering is FuzzDocument's; this checks what reaches it
-			for i, resp := range h.srv.render(next, t0).routes {
-				if resp.status == http.StatusInternalServerError {
-					t.Fatalf("%s: 500 for a stored %s value %q", renderedRoutes[i].path, d, value)
+		next, _ := view.Merge(nil, read, snap.Errs, snap.Statuses, t0)
+		if next.Docs[d] != nil { // rendering is FuzzDocument's; this checks what reaches it
+			for i, resp := range h.srv.render(next, t0).Routes {
+				if resp.Status == http.StatusInternalServerError {
+					t.Fatalf("%s: 500 for a stored %s value %q", view.RenderedRoutes[i].Path, d, value)
 				}
 			}
 		}
-		h.srv.view.Store(&view{st: next}) // what /api/status reads
+		h.srv.view.Store(&view.View{State: next}) // what /api/status reads
 		h.srv.statuses.Store(&snap.Statuses)
-		body, err := encodeJSON(h.srv.statusReport())
+		body, err := answer.EncodeJSON(h.srv.statusReportNow())
 		if err != nil || !json.Valid(body) {
 			t.Fatalf("/api/status: %v %q", err, body)
 		}

@@ -3,6 +3,7 @@ package edge
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -74,16 +75,16 @@ func TestTokenMetricsEqualState(t *testing.T) {
 	sp.TotalRaw, sp.CirculatingRaw = "500000000123456", "500000000123456"
 	h.write(contract.DomainSupply, sp, 30*time.Second)
 	h.refresh()
-	rec := h.do(http.MethodGet, PathMarket)
+	rec := h.do(http.MethodGet, view.PathMarket)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("/api/market: %d %s", rec.Code, rec.Body)
 	}
-	var b marketBody
+	var b view.MarketBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatal(err)
 	}
-	st := h.srv.view.Load().st
-	holders := float64(st.holders().Holders)
+	st := h.srv.view.Load().State
+	holders := float64(st.Holders().Holders)
 	want := map[string]float64{
 		"tokendata_token_price_usd":      num64(t, b.PriceUSD),
 		"tokendata_token_market_cap_usd": num64(t, b.MarketCapUSD),
@@ -93,7 +94,7 @@ func TestTokenMetricsEqualState(t *testing.T) {
 		"tokendata_token_supply_total":   num64(t, b.TotalSupply),
 		"tokendata_token_holders":        holders,
 	}
-	if p := st.market().PriceUSD.InexactFloat64(); want["tokendata_token_price_usd"] != p {
+	if p := st.Market().PriceUSD.InexactFloat64(); want["tokendata_token_price_usd"] != p {
 		t.Errorf("body price %v, state price %v", want["tokendata_token_price_usd"], p)
 	}
 	if want["tokendata_token_market_cap_usd"] == want["tokendata_token_fdv_usd"] {
@@ -101,8 +102,8 @@ func TestTokenMetricsEqualState(t *testing.T) {
 	}
 	updated := h.clock.Now().Add(-30 * time.Second) // writeAll's updated_at
 	for _, d := range contract.Domains {
-		if !st.docs[d].env.UpdatedAt.Equal(updated) {
-			t.Fatalf("%s updated_at %v, want %v", d, st.docs[d].env.UpdatedAt, updated)
+		if !st.Docs[d].Env.UpdatedAt.Equal(updated) {
+			t.Fatalf("%s updated_at %v, want %v", d, st.Docs[d].Env.UpdatedAt, updated)
 		}
 		want[`tokendata_token_updated_timestamp_seconds{domain="`+string(d)+`"}`] = float64(updated.Unix())
 	}

@@ -13,30 +13,11 @@ package edge
 
 import (
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
-)
-
-// historyMeasures are the measures of /api/history/{measure}/{window}, by
-// path segment, in the order of the view's history answers.
-var historyMeasures = [numHistMeasures]struct {
-	segment string
-	measure contract.Measure
-}{
-	{"price", contract.MeasurePriceUSD},
-	{"market-cap", contract.MeasureMarketCapUSD},
-	{"fdv", contract.MeasureFDVUSD},
-	{"liquidity", contract.MeasureLiquidityUSD},
-	{"volume", contract.MeasureVolume24hUSD},
-	{"supply", contract.MeasureSupply},
-	{"holders", contract.MeasureHolders},
-}
-
-const (
-	numHistMeasures = 7
-	numHistWindows  = 5
 )
 
 // maxHistoryPoints bounds the points of one history body (and the gaps).
@@ -53,46 +34,6 @@ const maxHistoryPoints = 1000
 var historyWidths = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 4 * time.Hour, 6 * time.Hour,
 	12 * time.Hour, 24 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour}
-
-// histKey names one history answer.
-type histKey struct {
-	measure contract.Measure
-	window  contract.Window
-}
-
-// historySeries is one measure over one window as the edge serves it, and
-// as a chart draws it: read once per change, never modified after.
-type historySeries struct {
-	measure contract.Measure
-	window  contract.Window
-	// tier is the tier the window reads (contract.Window.Tier).
-	tier contract.Tier
-	// from and to bound the window: to is when it was read, from is to
-	// minus the window (for "all", minus the 1-hour tier's retention).
-	from, to time.Time
-	// points are oldest first, at most maxHistoryPoints: the tier's own,
-	// or merged into buckets of bucket (downsampled). A point's T is a
-	// sample's time or a bucket's start; V is the value (a price bucket's
-	// close, with O, H and L).
-	points []contract.Point
-	// bucket is the span of one point: 0 for samples, else the tier's
-	// bucket or the width the edge merged them into.
-	bucket      time.Duration
-	downsampled bool
-	// gaps are found on the tier's points before any merge, so that an
-	// outage shorter than a merged bucket still shows; never interpolated.
-	gaps []store.Gap
-	// truncated is set when the window holds more than the edge keeps: the
-	// oldest points (and gaps) are left out.
-	truncated bool
-}
-
-// history is the series of measure m over window w, nil when the edge
-// has not read it (yet, or ever: the FDV of a token that discloses no
-// maximum supply). The portal's charts read it; it must not be modified.
-func (st *state) history(m contract.Measure, w contract.Window) *historySeries {
-	return st.hist[histKey{m, w}]
-}
 
 // historyReads is when each domain's series were last read, and from
 // which document: the refresher's own bookkeeping (under refreshMu).
@@ -111,12 +52,12 @@ var historyDomains = []contract.Domain{contract.DomainMarket, contract.DomainSup
 // or whose refresh has passed read again. A failed read keeps what prev
 // had and is tried at the next refresh. changed reports whether anything
 // was read.
-func (s *Server) readHistory(ctx context.Context, prev, next *state, now time.Time) (hist map[histKey]*historySeries, changed bool) {
-	hist = prev.hist
+func (s *Server) readHistory(ctx context.Context, prev, next *view.State, now time.Time) (hist map[view.HistKey]*view.HistorySeries, changed bool) {
+	hist = prev.Hist
 	for _, d := range historyDomains {
 		var docAt time.Time
-		if doc := next.docs[d]; doc != nil {
-			docAt = doc.env.UpdatedAt
+		if doc := next.Docs[d]; doc != nil {
+			docAt = doc.Env.UpdatedAt
 		}
 		last, ok := s.histReads[d]
 		if ok && last.docAt.Equal(docAt) && now.Before(last.next) {
@@ -125,7 +66,7 @@ func (s *Server) readHistory(ctx context.Context, prev, next *state, now time.Ti
 		got, err := s.readDomainHistory(ctx, d, now)
 		if err != nil {
 			s.metrics.storeErrs.Inc()
-			s.log.Warn("history read failed; serving the last one", "domain", string(d), "error", s.redact(err.Error()))
+			s.log.Warn("history read failed; serving the last one", "domain", string(d), "error", s.Redact(err.Error()))
 			continue
 		}
 		if !changed {
@@ -140,8 +81,8 @@ func (s *Server) readHistory(ctx context.Context, prev, next *state, now time.Ti
 	return hist, changed
 }
 
-func cloneHistory(h map[histKey]*historySeries) map[histKey]*historySeries {
-	out := make(map[histKey]*historySeries, numHistMeasures*numHistWindows)
+func cloneHistory(h map[view.HistKey]*view.HistorySeries) map[view.HistKey]*view.HistorySeries {
+	out := make(map[view.HistKey]*view.HistorySeries, view.NumHistMeasures*view.NumHistWindows)
 	for k, v := range h {
 		out[k] = v
 	}
@@ -150,12 +91,12 @@ func cloneHistory(h map[histKey]*historySeries) map[histKey]*historySeries {
 
 // readDomainHistory reads every measure of domain d at now: one bounded
 // read per tier (the longest window it serves), sliced into its windows.
-func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[histKey]*historySeries, error) {
-	out := map[histKey]*historySeries{}
+func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[view.HistKey]*view.HistorySeries, error) {
+	out := map[view.HistKey]*view.HistorySeries{}
 	ret := s.store.Retention()
-	_, fdv := s.bodies.maxSupplyWhole()
-	for _, hm := range historyMeasures {
-		m := hm.measure
+	_, fdv := s.bodies.MaxSupplyWhole()
+	for _, hm := range view.HistoryMeasures {
+		m := hm.Measure
 		if m.Domain() != d || (m == contract.MeasureFDVUSD && !fdv) {
 			continue
 		}
@@ -176,7 +117,7 @@ func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now t
 			}
 			for _, w := range contract.HistoryWindows {
 				if w.Tier() == t {
-					out[histKey{m, w}] = shapeHistory(series, w, now.Add(-windowSpan(w, ret)), now, s.timings[d].Refresh)
+					out[view.HistKey{Measure: m, Window: w}] = shapeHistory(series, w, now.Add(-windowSpan(w, ret)), now, s.timings[d].Refresh)
 				}
 			}
 		}
@@ -198,8 +139,8 @@ func windowSpan(w contract.Window, ret store.Retention) time.Duration {
 // every refresh, at most maxHistoryGaps gaps (the oldest left out with
 // the points before them) and at most maxHistoryPoints points (merged
 // into the narrowest historyWidths bucket that fits).
-func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *historySeries {
-	hs := &historySeries{measure: read.Measure, window: w, tier: read.Tier, from: from, to: to, bucket: read.Tier.Bucket()}
+func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *view.HistorySeries {
+	hs := &view.HistorySeries{Measure: read.Measure, Window: w, Tier: read.Tier, From: from, To: to, Bucket: read.Tier.Bucket()}
 	start := 0
 	for start < len(read.Points) && read.Points[start].T < from.UnixMilli() {
 		start++
@@ -207,33 +148,33 @@ func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refr
 	pts := read.Points[start:]
 	// The read kept the newest points: a window that starts at the first
 	// of them asked for older ones than the read held.
-	hs.truncated = read.Truncated && start == 0
-	hs.gaps = store.Gaps(pts, refresh, to)
-	if n := len(hs.gaps); n > maxHistoryPoints {
-		hs.gaps = hs.gaps[n-maxHistoryPoints:]
-		cut := hs.gaps[0].From.UnixMilli()
+	hs.Truncated = read.Truncated && start == 0
+	hs.Gaps = store.Gaps(pts, refresh, to)
+	if n := len(hs.Gaps); n > maxHistoryPoints {
+		hs.Gaps = hs.Gaps[n-maxHistoryPoints:]
+		cut := hs.Gaps[0].From.UnixMilli()
 		i := 0
 		for i < len(pts) && pts[i].Last() < cut {
 			i++
 		}
-		pts, hs.truncated = pts[i:], true
+		pts, hs.Truncated = pts[i:], true
 	}
 	if len(pts) > maxHistoryPoints {
 		ohlc := read.Measure.OHLC()
 		width := historyWidths[len(historyWidths)-1]
 		for _, wd := range historyWidths {
-			if wd > hs.bucket && store.CountBuckets(pts, wd) <= maxHistoryPoints {
+			if wd > hs.Bucket && store.CountBuckets(pts, wd) <= maxHistoryPoints {
 				width = wd
 				break
 			}
 		}
 		pts = store.Downsample(pts, width, ohlc)
-		hs.bucket, hs.downsampled = width, true
+		hs.Bucket, hs.Downsampled = width, true
 		if n := len(pts); n > maxHistoryPoints { // even a week's buckets are too many
-			pts, hs.truncated = pts[n-maxHistoryPoints:], true
+			pts, hs.Truncated = pts[n-maxHistoryPoints:], true
 		}
 	}
-	hs.points = pts
+	hs.Points = pts
 	return hs
 }
 
@@ -246,7 +187,7 @@ func (s *Server) historyLoop(ctx context.Context) {
 		case <-s.histWake:
 		}
 		s.histMu.Lock()
-		st := s.view.Load().st
+		st := s.view.Load().State
 		hist, changed := s.readHistory(ctx, st, st, s.now())
 		s.histMu.Unlock()
 		if changed {
@@ -259,11 +200,11 @@ func (s *Server) historyLoop(ctx context.Context) {
 // outside refreshMu (the history bodies are the long part of a render)
 // and swaps the view under it only if nobody published meanwhile; else
 // it renders again onto the newer view.
-func (s *Server) publishHistory(hist map[histKey]*historySeries) {
+func (s *Server) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
 	for {
 		cur := s.view.Load()
-		next := *cur.st
-		next.hist = hist
+		next := *cur.State
+		next.Hist = hist
 		v := s.render(&next, s.now())
 		s.refreshMu.Lock()
 		if s.view.Load() == cur {
@@ -281,10 +222,10 @@ func (s *Server) publishHistory(hist map[histKey]*historySeries) {
 func (s *Server) updateHistoryLocked(ctx context.Context) {
 	s.histMu.Lock()
 	defer s.histMu.Unlock()
-	st := s.view.Load().st
+	st := s.view.Load().State
 	if hist, changed := s.readHistory(ctx, st, st, s.now()); changed {
 		withHist := *st
-		withHist.hist = hist
+		withHist.Hist = hist
 		s.publish(&withHist, s.now())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,9 +22,9 @@ import (
 // historyPaths are every history path the edge serves.
 func historyPaths() []string {
 	var out []string
-	for _, hm := range historyMeasures {
+	for _, hm := range view.HistoryMeasures {
 		for _, w := range contract.HistoryWindows {
-			out = append(out, HistoryPath(hm.segment, w))
+			out = append(out, view.HistoryPath(hm.Segment, w))
 		}
 	}
 	return out
@@ -122,13 +123,13 @@ func fillHistory(h *harness) {
 // and the errors.
 var historyGoldens = map[string][]string{
 	"history": {
-		HistoryPath("price", contract.Window24h), HistoryPath("price", contract.Window7d),
-		HistoryPath("price", contract.WindowAll), HistoryPath("market-cap", contract.Window24h),
-		HistoryPath("supply", contract.Window24h), HistoryPath("holders", contract.Window30d),
+		view.HistoryPath("price", contract.Window24h), view.HistoryPath("price", contract.Window7d),
+		view.HistoryPath("price", contract.WindowAll), view.HistoryPath("market-cap", contract.Window24h),
+		view.HistoryPath("supply", contract.Window24h), view.HistoryPath("holders", contract.Window30d),
 		"/api/history/price/1d", "/api/history/price-usd/24h",
 	},
-	"empty":             {HistoryPath("price", contract.Window24h)},
-	"max-not-disclosed": {HistoryPath("fdv", contract.Window7d)},
+	"empty":             {view.HistoryPath("price", contract.Window24h)},
+	"max-not-disclosed": {view.HistoryPath("fdv", contract.Window7d)},
 }
 
 func TestHistoryGolden(t *testing.T) {
@@ -137,7 +138,7 @@ func TestHistoryGolden(t *testing.T) {
 	for name, paths := range historyGoldens {
 		t.Run(name, func(t *testing.T) {
 			h := newScenarioHarness(t, name)
-			h.srv.bodies.uncompressed = true // the goldens are the identity answers
+			h.srv.bodies.Uncompressed = true // the goldens are the identity answers
 			fills[name](h)
 			h.refresh()
 			for _, p := range paths {
@@ -154,7 +155,7 @@ func TestHistoryGolden(t *testing.T) {
 // collector was down, never a point inside one.
 func TestHistoryBodies(t *testing.T) {
 	h := newHarness(t, nil)
-	h.srv.bodies.uncompressed = true // compression: TestHistoryRestartAndFlush
+	h.srv.bodies.Uncompressed = true // compression: TestHistoryRestartAndFlush
 	fillHistory(h)
 	h.refresh()
 	for _, p := range historyPaths() {
@@ -195,7 +196,7 @@ func TestHistoryBodies(t *testing.T) {
 		}
 	}
 	// The market's outage is a gap of every market window that reaches it.
-	for _, p := range []string{HistoryPath("price", contract.Window24h), HistoryPath("liquidity", contract.Window24h)} {
+	for _, p := range []string{view.HistoryPath("price", contract.Window24h), view.HistoryPath("liquidity", contract.Window24h)} {
 		b := decodeHistory(t, h.do(http.MethodGet, p).Body.Bytes())
 		if len(b.Gaps) != 1 || !b.Gaps[0].From.Equal(t0.Add(-91*time.Minute+30*time.Second)) ||
 			!b.Gaps[0].To.Equal(t0.Add(-80*time.Minute+30*time.Second)) || b.Gaps[0].Open {
@@ -204,7 +205,7 @@ func TestHistoryBodies(t *testing.T) {
 	}
 	// 45 days of holders every 15 minutes: the "all" window merges its
 	// 1,080 hourly buckets into 2-hour ones.
-	b := decodeHistory(t, h.do(http.MethodGet, HistoryPath("holders", contract.WindowAll)).Body.Bytes())
+	b := decodeHistory(t, h.do(http.MethodGet, view.HistoryPath("holders", contract.WindowAll)).Body.Bytes())
 	if !b.Downsampled || b.Resolution != "1h" || b.BucketSeconds == nil || *b.BucketSeconds != 7200 || len(b.Points) != 540 {
 		t.Errorf("holders/all: downsampled %v resolution %s bucket %v, %d points", b.Downsampled, b.Resolution, b.BucketSeconds, len(b.Points))
 	}
@@ -245,7 +246,7 @@ func decodeHistory(t *testing.T, body []byte) decodedHistory {
 // whatever the method, and has no preflight.
 func TestHistoryNotRead(t *testing.T) {
 	h := newHarness(t, nil)
-	rec := h.do(http.MethodGet, HistoryPath("holders", contract.Window7d))
+	rec := h.do(http.MethodGet, view.HistoryPath("holders", contract.Window7d))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"data_unavailable"`) {
 		t.Errorf("before a read: %d %s", rec.Code, rec.Body)
 	}
@@ -256,7 +257,7 @@ func TestHistoryNotRead(t *testing.T) {
 			}
 		}
 	}
-	if rec := h.do(http.MethodOptions, HistoryPath("price", contract.Window1y)); rec.Code != http.StatusNoContent {
+	if rec := h.do(http.MethodOptions, view.HistoryPath("price", contract.Window1y)); rec.Code != http.StatusNoContent {
 		t.Errorf("preflight: %d", rec.Code)
 	}
 }
@@ -266,10 +267,10 @@ func TestHistoryNotRead(t *testing.T) {
 // poll; a body changes only then, and revalidates with 304 in between.
 func TestHistoryRereadOnlyOnChange(t *testing.T) {
 	h := newHarness(t, nil)
-	h.srv.bodies.uncompressed = true
+	h.srv.bodies.Uncompressed = true
 	fillHistory(h)
 	h.refresh()
-	p := HistoryPath("holders", contract.Window24h)
+	p := view.HistoryPath("holders", contract.Window24h)
 	first := h.do(http.MethodGet, p)
 	etag := first.Header().Get("Etag")
 	// a new holders sample, committed with its document, but the edge not
@@ -288,7 +289,7 @@ func TestHistoryRereadOnlyOnChange(t *testing.T) {
 	}
 	// an untouched domain keeps its answer across refreshes within its
 	// refresh interval: the same ETag
-	pp := HistoryPath("price", contract.Window24h)
+	pp := view.HistoryPath("price", contract.Window24h)
 	e1 := h.do(http.MethodGet, pp).Header().Get("Etag")
 	h.clock.Add(5 * time.Second)
 	h.refresh()
@@ -326,7 +327,7 @@ func TestHistoryRestartAndFlush(t *testing.T) {
 		m := marketAt(price)
 		commit(t, h.store, contract.DomainMarket, m, ck.Now(), contract.MarketSamples(m, &circ, &mx))
 	}
-	p := HistoryPath("price", contract.Window24h)
+	p := view.HistoryPath("price", contract.Window24h)
 	read := func(h *harness) decodedHistory {
 		t.Helper()
 		h.refresh()
@@ -382,7 +383,7 @@ func TestHistoryRestartAndFlush(t *testing.T) {
 	if b := read(c); len(b.Points) != 0 || len(b.Gaps) != 0 || b.UpdatedAt != nil {
 		t.Fatalf("after the flush: %d points, gaps %+v, updated_at %v", len(b.Points), b.Gaps, b.UpdatedAt)
 	}
-	if rec := c.do(http.MethodGet, PathPrice); rec.Code != http.StatusOK {
+	if rec := c.do(http.MethodGet, view.PathPrice); rec.Code != http.StatusOK {
 		t.Fatalf("the written-back document is not served: %d", rec.Code)
 	}
 	// The edge that kept running re-reads once the market's refresh has

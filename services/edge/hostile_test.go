@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"log/slog"
 	"net"
@@ -77,7 +79,7 @@ func errorAnswer(t *testing.T, name string, a hostile.Answer, status int, code s
 		t.Errorf("%s: body %q, want the error contract with code %s", name, a.Body, code)
 	}
 	for k, want := range map[string]string{"Access-Control-Allow-Origin": "*", "X-Content-Type-Options": "nosniff",
-		"Cache-Control": "no-store", "Content-Type": contentJSON} {
+		"Cache-Control": "no-store", "Content-Type": answer.ContentJSON} {
 		if got := a.Header.Get(k); got != want {
 			t.Errorf("%s: %s = %q, want %q", name, k, got, want)
 		}
@@ -91,12 +93,12 @@ func TestTrickledBodyIsCutShort(t *testing.T) {
 	h := newHarness(t, nil, limits(0, 0))
 	h.writeAll()
 	addr := serving(t, h)
-	for _, path := range []string{PathPrice, "/api/nope"} {
+	for _, path := range []string{view.PathPrice, "/api/nope"} {
 		a, err := hostile.Trickle(addr, path, 100, 200*time.Millisecond, 8*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		errorAnswer(t, "trickled GET "+path, a, http.StatusRequestEntityTooLarge, codeContentTooLarge)
+		errorAnswer(t, "trickled GET "+path, a, http.StatusRequestEntityTooLarge, answer.CodeContentTooLarge)
 		if a.After > 2*time.Second || !a.CloseAnnounced || !a.Closed || a.ClosedAfter > 3*time.Second {
 			t.Errorf("trickled GET %s: answered after %s, closed %v after %s; want both within seconds",
 				path, a.After, a.Closed, a.ClosedAfter)
@@ -106,7 +108,7 @@ func TestTrickledBodyIsCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errorAnswer(t, "trickled POST", a, http.StatusMethodNotAllowed, codeMethodNotAllowed)
+	errorAnswer(t, "trickled POST", a, http.StatusMethodNotAllowed, answer.CodeMethodNotAllowed)
 	if !a.Closed || a.ClosedAfter > 3*time.Second {
 		t.Errorf("trickled POST: closed %v after %s", a.Closed, a.ClosedAfter)
 	}
@@ -138,7 +140,7 @@ func TestIdleFloodIsRefused(t *testing.T) {
 		t.Fatalf("%d connections held, %d refused; want %d and 4", len(open), len(refused), max)
 	}
 	for _, a := range refused {
-		errorAnswer(t, "refused connection", a, http.StatusServiceUnavailable, codeTooManyConnections)
+		errorAnswer(t, "refused connection", a, http.StatusServiceUnavailable, answer.CodeTooManyConnections)
 		if a.Header.Get("Retry-After") == "" || !a.CloseAnnounced {
 			t.Errorf("refused connection: headers %v", a.Header)
 		}
@@ -171,7 +173,7 @@ func TestIdleKeepAlivesMakeRoom(t *testing.T) {
 	h.writeAll()
 	addr := serving(t, h)
 	c := h.srv.conns
-	open, refused, err := hostile.Idle(addr, int(c.high), true, PathHealth)
+	open, refused, err := hostile.Idle(addr, int(c.high), true, view.PathHealth)
 	defer func() {
 		for _, c := range open {
 			_ = c.Close()
@@ -216,12 +218,12 @@ func TestMalformedRequestsFollowTheErrorContract(t *testing.T) {
 		"HTTP/2 request line":   {505, "http_version_not_supported"},
 		"unknown transfer code": {501, "not_implemented"},
 		"headers too large":     {431, "header_too_large"},
-		"CONNECT":               {405, codeMethodNotAllowed},
-		"absolute-form URI":     {404, codeNotFound},
-		"dot segments":          {404, codeNotFound},
-		"NUL in path":           {404, codeNotFound},
-		"GET with a body":       {413, codeContentTooLarge},
-		"chunked GET body":      {413, codeContentTooLarge},
+		"CONNECT":               {405, answer.CodeMethodNotAllowed},
+		"absolute-form URI":     {404, answer.CodeNotFound},
+		"dot segments":          {404, answer.CodeNotFound},
+		"NUL in path":           {404, answer.CodeNotFound},
+		"GET with a body":       {413, answer.CodeContentTooLarge},
+		"chunked GET body":      {413, answer.CodeContentTooLarge},
 	}
 	for name, req := range hostile.Malformed {
 		a, err := hostile.Raw(addr, req, 3*time.Second)
@@ -229,7 +231,7 @@ func TestMalformedRequestsFollowTheErrorContract(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if name == "OPTIONS *" {
-			if a.Status != http.StatusNoContent || a.Header.Get("Allow") != allowedMethods ||
+			if a.Status != http.StatusNoContent || a.Header.Get("Allow") != answer.AllowedMethods ||
 				a.Header.Get("Access-Control-Allow-Origin") != "*" || a.Header.Get("X-Content-Type-Options") != "nosniff" {
 				t.Errorf("OPTIONS *: %d %v", a.Status, a.Header)
 			}
@@ -272,7 +274,7 @@ func TestLogFloodIsCapped(t *testing.T) {
 	}
 	rate := h.srv.cfg.AccessLogRate
 	for range 10000 {
-		h.do(http.MethodGet, PathPrice)
+		h.do(http.MethodGet, view.PathPrice)
 	}
 	if n := lines(); n != rate {
 		t.Errorf("10,000 503s in one second wrote %d lines, want %d", n, rate)
@@ -281,12 +283,12 @@ func TestLogFloodIsCapped(t *testing.T) {
 		t.Errorf("log_lines_suppressed_total = %v, want %d", got, 10000-rate)
 	}
 	h.clock.Add(time.Second)
-	h.do(http.MethodGet, PathPrice)
+	h.do(http.MethodGet, view.PathPrice)
 	last := out.String()[strings.LastIndex(strings.TrimSuffix(out.String(), "\n"), "\n")+1:]
 	if !strings.Contains(last, `"suppressed":9990`) || !strings.Contains(last, `"level":"WARN"`) {
 		t.Errorf("the next line does not count the ones left out: %s", last)
 	}
-	if got := testutil.ToFloat64(h.srv.metrics.requests.WithLabelValues(PathPrice, "GET", "503")); got != 10001 {
+	if got := testutil.ToFloat64(h.srv.metrics.requests.WithLabelValues(view.PathPrice, "GET", "503")); got != 10001 {
 		t.Errorf("requests counted: %v", got)
 	}
 }
@@ -340,7 +342,7 @@ func TestRequestIDNeverOnCacheable(t *testing.T) {
 	for _, p := range allPaths {
 		rec := h.do(http.MethodGet, p, sent...)
 		cc := rec.Header().Get("Cache-Control")
-		if cc == noStore {
+		if cc == answer.NoStore {
 			if got := rec.Header().Get("X-Request-Id"); got != marker {
 				t.Errorf("%s (no-store): X-Request-Id %q, want the client's", p, got)
 			}
@@ -361,14 +363,14 @@ func TestRequestIDNeverOnCacheable(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ method, path string }{
-		{http.MethodGet, "/api/nope"}, {http.MethodPost, PathPrice}, {http.MethodOptions, PathPrice},
+		{http.MethodGet, "/api/nope"}, {http.MethodPost, view.PathPrice}, {http.MethodOptions, view.PathPrice},
 	} {
 		if got := h.do(c.method, c.path, sent...).Header().Get("X-Request-Id"); got != marker {
 			t.Errorf("%s %s: X-Request-Id %q, want the client's", c.method, c.path, got)
 		}
 	}
 	empty := newHarness(t, nil)
-	if rec := empty.do(http.MethodGet, PathPrice, sent...); rec.Code != 503 || rec.Header().Get("X-Request-Id") != marker {
+	if rec := empty.do(http.MethodGet, view.PathPrice, sent...); rec.Code != 503 || rec.Header().Get("X-Request-Id") != marker {
 		t.Errorf("503: %d, X-Request-Id %q", rec.Code, rec.Header().Get("X-Request-Id"))
 	}
 	for _, bad := range []string{"has space", strings.Repeat("x", 65), "semi;colon"} {

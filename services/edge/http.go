@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -21,17 +23,17 @@ import (
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // routePaths lists every route template (metric labels).
-func routePaths(portal *portalAssets) []string {
-	out := []string{PathHealth, PathStatus, PathHistory}
-	for i, r := range renderedRoutes {
-		if i != rPortal || portal != nil {
-			out = append(out, r.path)
+func routePaths(portal *view.PortalAssets) []string {
+	out := []string{view.PathHealth, view.PathStatus, view.PathHistory}
+	for i, r := range view.RenderedRoutes {
+		if i != view.RoutePortal || portal != nil {
+			out = append(out, r.Path)
 		}
 	}
 	if portal != nil {
-		out = append(out, PathPortalIndex)
-		for _, a := range portal.list() {
-			out = append(out, a.path)
+		out = append(out, view.PathPortalIndex)
+		for _, a := range portal.List() {
+			out = append(out, a.Path)
 		}
 	}
 	return out
@@ -47,37 +49,37 @@ func (s *Server) newEngine() *gin.Engine {
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = false
 	e.Use(s.recovery(), s.accessLog(), s.observe(), s.cors(), securityHeaders, s.refuseBody)
-	for i, r := range renderedRoutes {
-		if i == rPortal && s.bodies.assets == nil {
+	for i, r := range view.RenderedRoutes {
+		if i == view.RoutePortal && s.bodies.Assets == nil {
 			continue
 		}
 		h := s.serveRendered(i)
-		e.GET(r.path, h)
-		e.HEAD(r.path, h)
-		e.OPTIONS(r.path, s.preflight)
+		e.GET(r.Path, h)
+		e.HEAD(r.Path, h)
+		e.OPTIONS(r.Path, s.preflight)
 	}
-	e.GET(PathHistory, s.serveHistory)
-	e.HEAD(PathHistory, s.serveHistory)
-	e.OPTIONS(PathHistory, func(c *gin.Context) {
+	e.GET(view.PathHistory, s.serveHistory)
+	e.HEAD(view.PathHistory, s.serveHistory)
+	e.OPTIONS(view.PathHistory, func(c *gin.Context) {
 		if _, _, ok := historyIndex(c.Param("measure"), c.Param("window")); !ok {
-			s.errNotFound.write(c.Writer, c.Request)
+			writeResponse(s.errNotFound, c.Writer, c.Request)
 			return
 		}
 		s.preflight(c)
 	})
-	if a := s.bodies.assets; a != nil {
-		h := s.serveRendered(rPortal)
-		e.GET(PathPortalIndex, h)
-		e.HEAD(PathPortalIndex, h)
-		e.OPTIONS(PathPortalIndex, s.preflight)
-		for _, as := range a.list() {
-			h := func(c *gin.Context) { as.resp.write(c.Writer, c.Request) }
-			e.GET(as.path, h)
-			e.HEAD(as.path, h)
-			e.OPTIONS(as.path, s.preflight)
+	if a := s.bodies.Assets; a != nil {
+		h := s.serveRendered(view.RoutePortal)
+		e.GET(view.PathPortalIndex, h)
+		e.HEAD(view.PathPortalIndex, h)
+		e.OPTIONS(view.PathPortalIndex, s.preflight)
+		for _, as := range a.List() {
+			h := func(c *gin.Context) { writeResponse(as.Resp, c.Writer, c.Request) }
+			e.GET(as.Path, h)
+			e.HEAD(as.Path, h)
+			e.OPTIONS(as.Path, s.preflight)
 		}
 	}
-	for path, h := range map[string]gin.HandlerFunc{PathHealth: s.serveHealth, PathStatus: s.serveStatus} {
+	for path, h := range map[string]gin.HandlerFunc{view.PathHealth: s.serveHealth, view.PathStatus: s.serveStatus} {
 		e.GET(path, h)
 		e.HEAD(path, h)
 		e.OPTIONS(path, s.preflight)
@@ -92,19 +94,19 @@ func (s *Server) newEngine() *gin.Engine {
 			s.preflight(c)
 		case c.Request.Method == http.MethodConnect:
 			// CONNECT names a host, not a path: no method of this API.
-			s.errMethod.write(c.Writer, c.Request)
+			writeResponse(s.errMethod, c.Writer, c.Request)
 		default:
-			s.errNotFound.write(c.Writer, c.Request)
+			writeResponse(s.errNotFound, c.Writer, c.Request)
 		}
 		c.Writer.WriteHeaderNow()
 	})
-	e.NoMethod(func(c *gin.Context) { s.errMethod.write(c.Writer, c.Request); c.Writer.WriteHeaderNow() })
+	e.NoMethod(func(c *gin.Context) { writeResponse(s.errMethod, c.Writer, c.Request); c.Writer.WriteHeaderNow() })
 	return e
 }
 
 func (s *Server) serveRendered(i int) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		s.current().routes[i].write(c.Writer, c.Request)
+		writeResponse(s.current().Routes[i], c.Writer, c.Request)
 	}
 }
 
@@ -113,17 +115,17 @@ func (s *Server) serveRendered(i int) gin.HandlerFunc {
 func (s *Server) serveHistory(c *gin.Context) {
 	i, j, ok := historyIndex(c.Param("measure"), c.Param("window"))
 	if !ok {
-		s.errNotFound.write(c.Writer, c.Request)
+		writeResponse(s.errNotFound, c.Writer, c.Request)
 		return
 	}
-	s.current().hist[i][j].resp.write(c.Writer, c.Request)
+	writeResponse(s.current().Hist[i][j].Resp, c.Writer, c.Request)
 }
 
 // historyIndex finds a history answer by its path segments.
 func historyIndex(measure, window string) (i, j int, ok bool) {
 	i, j = -1, -1
-	for k, hm := range historyMeasures {
-		if hm.segment == measure {
+	for k, hm := range view.HistoryMeasures {
+		if hm.Segment == measure {
 			i = k
 		}
 	}
@@ -136,12 +138,12 @@ func historyIndex(measure, window string) (i, j int, ok bool) {
 }
 
 var (
-	hdrAllowOrigin   = one("*")
-	hdrExposeHeaders = one("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id")
-	hdrNoSniff       = one("nosniff")
-	hdrAllowMethods  = one(allowedMethods)
-	hdrAllowHeaders  = one("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")
-	hdrNoStore       = one(noStore)
+	hdrAllowOrigin   = answer.One("*")
+	hdrExposeHeaders = answer.One("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id")
+	hdrNoSniff       = answer.One("nosniff")
+	hdrAllowMethods  = answer.One(answer.AllowedMethods)
+	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")
+	hdrNoStore       = answer.One(answer.NoStore)
 )
 
 // preflight answers a CORS preflight: 204, the allowed methods and a max
@@ -150,7 +152,7 @@ func (s *Server) preflight(c *gin.Context) {
 	h := c.Writer.Header()
 	h["Access-Control-Allow-Methods"] = hdrAllowMethods
 	h["Access-Control-Allow-Headers"] = hdrAllowHeaders
-	h["Access-Control-Max-Age"] = one(strconv.Itoa(int(s.cfg.CORSMaxAge / time.Second)))
+	h["Access-Control-Max-Age"] = answer.One(strconv.Itoa(int(s.cfg.CORSMaxAge / time.Second)))
 	h["Allow"] = hdrAllowMethods
 	h["Cache-Control"] = hdrNoStore
 	echoRequestID(h, c.Request)
@@ -173,7 +175,7 @@ func (s *Server) refuseBody(c *gin.Context) {
 	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now()) // not supported by recorders in tests
 	switch c.Request.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		s.errBody.write(c.Writer, c.Request)
+		writeResponse(s.errBody, c.Writer, c.Request)
 		c.Writer.WriteHeaderNow()
 		c.Abort()
 		return
@@ -200,7 +202,7 @@ func (s *Server) recovery() gin.HandlerFunc {
 					"panic", fmt.Sprint(p), "stack", string(debug.Stack()), "suppressed", suppressed)
 			}
 			if !c.Writer.Written() {
-				s.errInternal.write(c.Writer, c.Request)
+				writeResponse(s.errInternal, c.Writer, c.Request)
 			}
 			c.Abort()
 		}()
@@ -361,7 +363,7 @@ func (s *Server) serveHealth(c *gin.Context) {
 	body = append(body, s.healthPrefix...)
 	body = strconv.AppendInt(body, int64(s.now().Sub(s.started)/time.Second), 10)
 	body = append(body, '}')
-	newOK(contentJSON, noStore, body, dataInfo{}).write(c.Writer, c.Request)
+	writeResponse(answer.NewOK(answer.ContentJSON, answer.NoStore, body, answer.DataInfo{}), c.Writer, c.Request)
 }
 
 // healthPrefix is the /api/health body up to the uptime value.
@@ -371,7 +373,7 @@ func healthPrefix() []byte {
 		Commit  string `json:"commit"`
 	}{buildinfo.Version, buildinfo.Commit})
 	// version is the deprecated name of api_version (removed in 3.0).
-	return []byte(`{"status":"ok","api_version":"` + APIVersion + `","version":"` + APIVersion +
-		`","portal_version":` + strconv.Itoa(PortalVersion) +
+	return []byte(`{"status":"ok","api_version":"` + view.APIVersion + `","version":"` + view.APIVersion +
+		`","portal_version":` + strconv.Itoa(view.PortalVersion) +
 		`,"build":` + string(build) + `,"uptime_seconds":`)
 }

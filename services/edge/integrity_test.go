@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,15 +26,15 @@ func TestFutureDatedDocumentRefused(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	before := h.do(http.MethodGet, PathPrice).Body.String()
+	before := h.do(http.MethodGet, view.PathPrice).Body.String()
 
 	for _, ahead := range []time.Duration{contract.MaxClockSkew + 5*time.Second, 74 * 365 * 24 * time.Hour} {
 		h.write(contract.DomainMarket, wrongMarket(), -ahead)
 		h.refresh()
-		if got := h.do(http.MethodGet, PathPrice).Body.String(); got != before {
+		if got := h.do(http.MethodGet, view.PathPrice).Body.String(); got != before {
 			t.Fatalf("a document dated %s ahead replaced good data: %s", ahead, got)
 		}
-		rej := h.srv.statusReport().Checks.Domains["market"].Rejected
+		rej := h.srv.statusReportNow().Checks.Domains["market"].Rejected
 		if rej == nil || !strings.Contains(*rej, "ahead of this reader's clock") {
 			t.Fatalf("status does not say why the document dated %s ahead was refused: %v", ahead, rej)
 		}
@@ -47,17 +48,17 @@ func TestBadWriteDoesNotOutliveNextGood(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	good := h.do(http.MethodGet, PathPrice).Body.String()
+	good := h.do(http.MethodGet, view.PathPrice).Body.String()
 
 	h.write(contract.DomainMarket, wrongMarket(), -50*time.Second) // within the skew
 	h.refresh()
-	if got := h.do(http.MethodGet, PathPrice).Body.String(); !strings.Contains(got, `"price_usd":123456.789`) {
+	if got := h.do(http.MethodGet, view.PathPrice).Body.String(); !strings.Contains(got, `"price_usd":123456.789`) {
 		t.Fatalf("the store's current document was not taken: %s", got)
 	}
 	h.clock.Add(10 * time.Second)
 	h.write(contract.DomainMarket, edgetest.Market(), 40*time.Second) // as writeAll did, 30 s before the first clock
 	h.refresh()
-	if got := h.do(http.MethodGet, PathPrice).Body.String(); got != good {
+	if got := h.do(http.MethodGet, view.PathPrice).Body.String(); got != good {
 		t.Fatalf("the next good write did not replace the bad one:\n%s\nwant\n%s", got, good)
 	}
 }

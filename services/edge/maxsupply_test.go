@@ -2,6 +2,8 @@ package edge
 
 import (
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,18 +22,18 @@ func TestMaxSupplyNotDisclosed(t *testing.T) {
 	h.write(contract.DomainSupply, edgetest.SupplyMaxNotDisclosed(), 30e9)
 	h.refresh()
 
-	rec := h.do(http.MethodGet, PathMaxSupply)
-	var e errorBody
+	rec := h.do(http.MethodGet, view.PathMaxSupply)
+	var e answer.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusNotFound ||
-		e.Error.Code != codeNotDisclosed || !strings.Contains(e.Error.Message, "discloses no maximum supply") {
+		e.Error.Code != answer.CodeNotDisclosed || !strings.Contains(e.Error.Message, "discloses no maximum supply") {
 		t.Errorf("max-supply: %d %s", rec.Code, rec.Body)
 	}
 
 	nulls := map[string][]string{
-		PathSupply:          {"max_supply", "max_supply_raw"},
-		PathCoinGeckoSupply: {"max_supply", "max_supply_raw"},
-		PathMarket:          {"max_supply", "max_supply_raw", "fdv_usd"},
-		PathMarketData:      {"valuation.fdv_usd", "supply.max", "supply.max_raw"},
+		view.PathSupply:          {"max_supply", "max_supply_raw"},
+		view.PathCoinGeckoSupply: {"max_supply", "max_supply_raw"},
+		view.PathMarket:          {"max_supply", "max_supply_raw", "fdv_usd"},
+		view.PathMarketData:      {"valuation.fdv_usd", "supply.max", "supply.max_raw"},
 	}
 	for path, fields := range nulls {
 		rec := h.do(http.MethodGet, path)
@@ -48,11 +50,11 @@ func TestMaxSupplyNotDisclosed(t *testing.T) {
 	}
 	// The market cap does not depend on the maximum supply.
 	var m map[string]any
-	_ = json.Unmarshal(h.do(http.MethodGet, PathMarket).Body.Bytes(), &m)
+	_ = json.Unmarshal(h.do(http.MethodGet, view.PathMarket).Body.Bytes(), &m)
 	if m["market_cap_usd"] == nil {
 		t.Error("market_cap_usd is null")
 	}
-	if st := h.statusBody(); st.Status != statusOK {
+	if st := h.statusBody(); st.Status != view.StatusOK {
 		t.Errorf("status %s %v: a maximum supply not disclosed is not a problem", st.Status, st.Problems)
 	}
 }
@@ -84,7 +86,7 @@ func TestTotalAboveMaxDegrades(t *testing.T) {
 			h.write(contract.DomainSupply, tc.supply, 30e9)
 			h.refresh()
 			st := h.statusBody()
-			if st.Status != statusDegraded {
+			if st.Status != view.StatusDegraded {
 				t.Errorf("status %s, want degraded", st.Status)
 			}
 			ws := st.Checks.Domains[string(contract.DomainSupply)].Warnings
@@ -101,18 +103,18 @@ func TestTotalAboveMaxDegrades(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	if st := h.statusBody(); st.Status != statusOK || st.Checks.Domains[string(contract.DomainSupply)].Warnings != nil {
+	if st := h.statusBody(); st.Status != view.StatusOK || st.Checks.Domains[string(contract.DomainSupply)].Warnings != nil {
 		t.Errorf("below the maximum: %s %+v", st.Status, st.Checks.Domains[string(contract.DomainSupply)])
 	}
-	if body := h.do(http.MethodGet, PathStatus).Body.String(); strings.Contains(body, `"warnings"`) {
+	if body := h.do(http.MethodGet, view.PathStatus).Body.String(); strings.Contains(body, `"warnings"`) {
 		t.Errorf("status names warnings: %s", body)
 	}
 }
 
-func (h *harness) statusBody() statusBody {
+func (h *harness) statusBody() view.StatusBody {
 	h.t.Helper()
-	rec := h.do(http.MethodGet, PathStatus)
-	var b statusBody
+	rec := h.do(http.MethodGet, view.PathStatus)
+	var b view.StatusBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		h.t.Fatalf("status: %v %s", err, rec.Body)
 	}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // hit; a 405-like request on an unknown path stays "unmatched".
 func TestMethodNotAllowedKeepsItsRoute(t *testing.T) {
 	h := newHarness(t, nil)
-	h.do(http.MethodPost, PathPrice)
+	h.do(http.MethodPost, view.PathPrice)
 	h.do(http.MethodPost, "/api/nope")
 	want := strings.NewReader(`
 # HELP tokendata_edge_http_requests_total ` + helpOf(t, h, "tokendata_edge_http_requests_total") + `

@@ -3,6 +3,7 @@ package edge
 import (
 	_ "embed"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
 
 	"gopkg.in/yaml.v3"
 )
@@ -25,7 +26,7 @@ func openAPIJSON() ([]byte, error) {
 	if err := checkStringKeys(doc, "$"); err != nil {
 		return nil, err
 	}
-	return encodeJSON(doc)
+	return answer.EncodeJSON(doc)
 }
 
 // checkStringKeys refuses mappings with non-string keys (an unquoted

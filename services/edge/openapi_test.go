@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net/http"
 	"regexp"
@@ -17,7 +18,7 @@ import (
 // present and valid, JSON body valid against the schema.
 func TestOpenAPIResponses(t *testing.T) {
 	h := newHarness(t, nil)
-	rec := h.do(http.MethodGet, PathOpenAPI)
+	rec := h.do(http.MethodGet, view.PathOpenAPI)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("openapi: %d", rec.Code)
 	}
@@ -63,20 +64,20 @@ func TestOpenAPIResponses(t *testing.T) {
 		h := newHarness(t, nil)
 		h.writeAll()
 		h.refresh()
-		rec := h.do(http.MethodGet, PathSupply)
+		rec := h.do(http.MethodGet, view.PathSupply)
 		resp := rec.Result()
 		resp.Body = io.NopCloser(strings.NewReader(strings.Replace(rec.Body.String(),
 			`"total_supply":999999999.123456`, `"total_supply":"999999999.123456"`, 1)))
 		resp.Header.Del("X-Data-Stale")
-		req, _ := http.NewRequest(http.MethodGet, PathSupply, nil)
+		req, _ := http.NewRequest(http.MethodGet, view.PathSupply, nil)
 		if ok, verrs := v.ValidateHttpResponse(req, resp); ok || len(verrs) < 2 {
 			t.Fatalf("a tampered response validated (%d errors)", len(verrs))
 		}
 		// a history value as a float is refused too
-		h.srv.bodies.uncompressed = true
+		h.srv.bodies.Uncompressed = true
 		fillHistory(h)
 		h.refresh()
-		p := HistoryPath("holders", "24h")
+		p := view.HistoryPath("holders", "24h")
 		rec = h.do(http.MethodGet, p)
 		resp = rec.Result()
 		tampered := regexp.MustCompile(`"value":"([0-9]+)"`).ReplaceAllString(rec.Body.String(), `"value":$1`)
@@ -97,7 +98,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	for name, fill := range fills {
 		t.Run(name, func(t *testing.T) {
 			h := newScenarioHarness(t, name)
-			h.srv.bodies.uncompressed = name == "history" // its 35 large bodies: identity is what is validated
+			h.srv.bodies.Uncompressed = name == "history" // its 35 large bodies: identity is what is validated
 			fill(h)
 			h.refresh()
 			for _, p := range append(allPaths, historyPaths()...) {

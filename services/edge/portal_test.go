@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"html"
 	"io"
 	"net/http"
@@ -24,12 +25,12 @@ func TestPortalGolden(t *testing.T) {
 			h := newScenarioHarness(t, name)
 			scenarios[name](h)
 			h.refresh()
-			rec := h.do(http.MethodGet, PathPortal)
+			rec := h.do(http.MethodGet, view.PathPortal)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("GET /: %d %s", rec.Code, rec.Body)
 			}
 			checkGolden(t, "portal/"+name, dump(rec))
-			idx := h.do(http.MethodGet, PathPortalIndex)
+			idx := h.do(http.MethodGet, view.PathPortalIndex)
 			if idx.Body.String() != rec.Body.String() || idx.Header().Get("Etag") != rec.Header().Get("Etag") {
 				t.Error("/index.html differs from /")
 			}
@@ -43,8 +44,8 @@ func TestPortalFiguresAreTheAPIs(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	page := h.do(http.MethodGet, PathPortal).Body.String()
-	dec := json.NewDecoder(h.do(http.MethodGet, PathMarket).Body)
+	page := h.do(http.MethodGet, view.PathPortal).Body.String()
+	dec := json.NewDecoder(h.do(http.MethodGet, view.PathMarket).Body)
 	dec.UseNumber()
 	var market map[string]any
 	if err := dec.Decode(&market); err != nil {
@@ -64,8 +65,8 @@ func TestPortalFiguresAreTheAPIs(t *testing.T) {
 		if value != want.String() {
 			t.Errorf("%s: page value %q, API %q", key, value, want)
 		}
-		if text != formatFigure(kind, want.String()) {
-			t.Errorf("%s: page reads %q, want %q", key, text, formatFigure(kind, want.String()))
+		if text != view.FormatFigure(kind, want.String()) {
+			t.Errorf("%s: page reads %q, want %q", key, text, view.FormatFigure(kind, want.String()))
 		}
 	}
 	for _, k := range []string{"price_usd", "market_cap_usd", "fdv_usd", "holders", "total_supply", "circulating_supply",
@@ -91,7 +92,7 @@ func TestFormatFigure(t *testing.T) {
 		{"count", "100", "100"},
 		{"count", "1000", "1,000"},
 	} {
-		if got := formatFigure(c.kind, c.in); got != c.want {
+		if got := view.FormatFigure(c.kind, c.in); got != c.want {
 			t.Errorf("formatFigure(%s, %s) = %q, want %q", c.kind, c.in, got, c.want)
 		}
 	}
@@ -112,7 +113,7 @@ func TestPortalEscapesUpstreamText(t *testing.T) {
 	md.Warnings = append(md.Warnings, contract.Warning{Code: "x", Message: evil})
 	h.write(contract.DomainMetadata, md, 0)
 	h.refresh()
-	body := h.do(http.MethodGet, PathPortal).Body.String()
+	body := h.do(http.MethodGet, view.PathPortal).Body.String()
 	for _, bad := range []string{"<script>alert", "<img src=x", "<i>X"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("the page contains %q", bad)
@@ -132,7 +133,7 @@ func TestPortalHeaders(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	rec := h.do(http.MethodGet, PathPortal, "Accept-Encoding", "gzip")
+	rec := h.do(http.MethodGet, view.PathPortal, "Accept-Encoding", "gzip")
 	hd := rec.Header()
 	csp := hd.Get("Content-Security-Policy")
 	for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'",
@@ -144,7 +145,7 @@ func TestPortalHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe") {
 		t.Errorf("CSP %q allows something unsafe", csp)
 	}
-	if hd.Get("Cache-Control") != DefaultConfig().CacheControlMarket || hd.Get("Content-Type") != contentHTML ||
+	if hd.Get("Cache-Control") != DefaultConfig().CacheControlMarket || hd.Get("Content-Type") != view.ContentHTML ||
 		hd.Get("Content-Encoding") != "gzip" || hd.Get("Vary") != "Accept-Encoding" {
 		t.Errorf("headers %v", hd)
 	}
@@ -166,7 +167,7 @@ func TestPortalHeaders(t *testing.T) {
 	}
 	for _, m := range refs {
 		a := h.do(http.MethodGet, m[1], "Accept-Encoding", "gzip")
-		if a.Code != http.StatusOK || a.Header().Get("Cache-Control") != cacheImmutable || a.Header().Get("Etag") == "" {
+		if a.Code != http.StatusOK || a.Header().Get("Cache-Control") != view.CacheImmutable || a.Header().Get("Etag") == "" {
 			t.Errorf("%s: %d %v", m[1], a.Code, a.Header())
 		}
 		wire += a.Body.Len()
@@ -185,14 +186,14 @@ func TestPortalOff(t *testing.T) {
 	h := newHarness(t, nil, func(_ *config.Common, c *Config, _ *Deps) { c.Portal = "off" })
 	h.writeAll()
 	h.refresh()
-	for _, p := range []string{PathPortal, PathPortalIndex, "/assets/x.css"} {
+	for _, p := range []string{view.PathPortal, view.PathPortalIndex, "/assets/x.css"} {
 		rec := h.do(http.MethodGet, p)
 		checkCommon(t, p, rec)
 		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"not_found"`) {
 			t.Errorf("%s with the portal off: %d %s", p, rec.Code, rec.Body)
 		}
 	}
-	if h.srv.view.Load().routes[rPortal] != nil {
+	if h.srv.view.Load().Routes[view.RoutePortal] != nil {
 		t.Error("the page is rendered with the portal off")
 	}
 	cfg := DefaultConfig()

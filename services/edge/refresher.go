@@ -21,7 +21,7 @@ func (s *Server) Refresher(ctx context.Context) error {
 	subscribe := func() {
 		ch, c, err := s.store.Updates(ctx)
 		if err != nil {
-			s.log.Warn("update notifications unavailable; polling only", "error", s.redact(err.Error()))
+			s.log.Warn("update notifications unavailable; polling only", "error", s.Redact(err.Error()))
 			return
 		}
 		updates, closeSub = ch, c
@@ -99,7 +99,7 @@ func drain(ch <-chan contract.Domain, first contract.Domain) []contract.Domain {
 }
 
 func (s *Server) untilNextChange() time.Duration {
-	next := s.view.Load().nextChange
+	next := s.view.Load().NextChange
 	if next.IsZero() {
 		return time.Hour
 	}

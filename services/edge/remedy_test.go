@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestHoldersUnavailableKeepsTheRemedyWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.refresh()
-	rec := h.do(http.MethodGet, PathHolders)
+	rec := h.do(http.MethodGet, view.PathHolders)
 	msg := errorMessage(t, rec.Body.Bytes())
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(msg, "Use an RPC node that indexes token accounts by mint (secondary indexes), or set HOLDERS_METHOD=das with a Helius DAS endpoint in HOLDERS_RPC_URL.") {
 		t.Errorf("%d: the remedy is not whole in %q", rec.Code, msg)
@@ -72,7 +73,7 @@ func TestPermanentFailureDoesNotSayRetryLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.refresh()
-	for _, p := range []string{PathTotalSupply, PathSupply} {
+	for _, p := range []string{view.PathTotalSupply, view.PathSupply} {
 		rec := h.do(http.MethodGet, p)
 		msg := errorMessage(t, rec.Body.Bytes())
 		if rec.Code != http.StatusServiceUnavailable || strings.Contains(msg, "retry later") ||
@@ -80,7 +81,7 @@ func TestPermanentFailureDoesNotSayRetryLater(t *testing.T) {
 			t.Errorf("%s: %d %q", p, rec.Code, msg)
 		}
 	}
-	rec := h.do(http.MethodGet, PathPrice)
+	rec := h.do(http.MethodGet, view.PathPrice)
 	if msg := errorMessage(t, rec.Body.Bytes()); rec.Code != http.StatusServiceUnavailable || !strings.Contains(msg, "retry later") {
 		t.Errorf("price during an outage: %d %q", rec.Code, msg)
 	}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,18 +15,18 @@ func TestLastModifiedMovesWithTheBody(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	fresh := h.do(http.MethodGet, PathCoinGeckoSupply)
+	fresh := h.do(http.MethodGet, view.PathCoinGeckoSupply)
 	lm := fresh.Header().Get("Last-Modified")
 	if lm == "" {
 		t.Fatal("no Last-Modified")
 	}
 	h.srv.rerender() // same body: the date stays
-	if got := h.do(http.MethodGet, PathCoinGeckoSupply).Header().Get("Last-Modified"); got != lm {
+	if got := h.do(http.MethodGet, view.PathCoinGeckoSupply).Header().Get("Last-Modified"); got != lm {
 		t.Errorf("unchanged body, Last-Modified %s -> %s", lm, got)
 	}
 	h.clock.Add(20 * time.Minute) // supply is past its stale-after (15 min)
 	h.srv.rerender()
-	stale := h.do(http.MethodGet, PathCoinGeckoSupply, "If-Modified-Since", lm)
+	stale := h.do(http.MethodGet, view.PathCoinGeckoSupply, "If-Modified-Since", lm)
 	if stale.Code != http.StatusOK || !strings.Contains(stale.Body.String(), `"stale":true`) {
 		t.Fatalf("If-Modified-Since with the old date: %d %s", stale.Code, stale.Body)
 	}
@@ -34,7 +35,7 @@ func TestLastModifiedMovesWithTheBody(t *testing.T) {
 	if !newLM.After(oldLM) {
 		t.Errorf("Last-Modified %s did not move past %s", newLM, oldLM)
 	}
-	if rec := h.do(http.MethodGet, PathCoinGeckoSupply, "If-Modified-Since", stale.Header().Get("Last-Modified")); rec.Code != http.StatusNotModified {
+	if rec := h.do(http.MethodGet, view.PathCoinGeckoSupply, "If-Modified-Since", stale.Header().Get("Last-Modified")); rec.Code != http.StatusNotModified {
 		t.Errorf("revalidation with the new date: %d", rec.Code)
 	}
 }

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/url"
 	"strings"
@@ -51,7 +52,7 @@ func TestStatusMasksConfiguredKeys(t *testing.T) {
 			"the node said: "+k.key)
 	}
 	h.refresh()
-	for _, p := range []string{PathStatus, PathHolders} {
+	for _, p := range []string{view.PathStatus, view.PathHolders} {
 		body := h.do(http.MethodGet, p).Body.String()
 		for _, key := range []string{queryKey, pathKey} {
 			for _, form := range []string{key, url.QueryEscape(key), url.PathEscape(key)} {
@@ -61,7 +62,7 @@ func TestStatusMasksConfiguredKeys(t *testing.T) {
 			}
 		}
 	}
-	if body := h.do(http.MethodGet, PathStatus).Body.String(); !strings.Contains(body, "api key [redacted] is not allowed") {
+	if body := h.do(http.MethodGet, view.PathStatus).Body.String(); !strings.Contains(body, "api key [redacted] is not allowed") {
 		t.Errorf("the message lost its meaning: %s", body)
 	}
 }
@@ -90,7 +91,7 @@ func TestCredentialFilter(t *testing.T) {
 		{"via https%3A%2F%2Frpc.example%2F%3Fx%3DK3yValue_987 now", "K3yValue_987"},
 		{"via https://rpc.example/v2/K3yValue_987 now", "K3yValue_987"},
 	} {
-		got := h.srv.redact(tc.in)
+		got := h.srv.Redact(tc.in)
 		if strings.Contains(got, tc.secret) {
 			t.Errorf("redact(%q) = %q", tc.in, got)
 		}
@@ -106,7 +107,7 @@ func TestCredentialFilter(t *testing.T) {
 		"HOLDERS_REFRESH/HOLDERS_STALE_AFTER/HOLDERS_TTL: ttl below twice the refresh",
 		"getTokenSupply: solana-rpc refused the request (HTTP 403)",
 	} {
-		if got := h.srv.redact(keep); got != keep {
+		if got := h.srv.Redact(keep); got != keep {
 			t.Errorf("redact(%q) = %q: ordinary text changed", keep, got)
 		}
 	}
@@ -117,7 +118,7 @@ func TestCredentialFilter(t *testing.T) {
 		"getProgramAccounts: the RPC node answered error -32052: api key 5f2b9c1e-77aa-4c2d-9e01-a1b2c3d4e5f6 is not allowed",
 		"rotate token=abc123def456", "")
 	h.refresh()
-	body := h.do(http.MethodGet, PathStatus).Body.String()
+	body := h.do(http.MethodGet, view.PathStatus).Body.String()
 	for _, bad := range []string{"5f2b9c1e", "abc123def456"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("/api/status quotes %q: %s", bad, body)

@@ -16,6 +16,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"log/slog"
 	"net"
@@ -48,21 +50,21 @@ type Server struct {
 	backend string // "redis" or "memory"
 	// capLog is the start log line's attributes of the connection cap.
 	capLog []any
-	redactor
+	view.Redactor
 
 	// bodies renders the views; it holds what rendering needs, not the
 	// server.
-	bodies  *renderInputs
+	bodies  *view.RenderInputs
 	metrics *metrics
 	engine  *gin.Engine
 	// healthPrefix is /api/health's body up to the uptime.
 	healthPrefix []byte
 
-	view atomic.Pointer[view]
+	view atomic.Pointer[view.View]
 	// ahead is the view rendered for the current one's next boundary
 	// (ahead.go).
 	ahead  aheadState
-	health atomic.Pointer[storeHealth]
+	health atomic.Pointer[view.StoreHealth]
 	// statuses are the collectors' status records of the last read.
 	statuses atomic.Pointer[map[string]contract.Status]
 	// loaded is set after the first successful read of the store, and
@@ -92,16 +94,7 @@ type Server struct {
 	conns *conns
 
 	// precomputed answers that do not depend on the data
-	errNotFound, errMethod, errInternal, errBody *response
-}
-
-// storeHealth is the outcome of the last reads of the store.
-type storeHealth struct {
-	ok        bool
-	checkedAt time.Time
-	lastOK    time.Time
-	// err is a generic description: never an address or a password.
-	err string
+	errNotFound, errMethod, errInternal, errBody *answer.Answer
 }
 
 // New builds the edge for token over deps.Store. It does not touch the
@@ -125,7 +118,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 	}
 	s := &Server{common: common, token: token, cfg: cfg, store: deps.Store, reader: deps.Store.NewReader(cfg.MaxDocumentBytes),
 		log: deps.Log, demo: deps.Demo,
-		now: deps.Now, timings: common.Timings(), backend: "redis", redactor: newRedactor(common, token),
+		now: deps.Now, timings: common.Timings(), backend: "redis", Redactor: view.NewRedactor(common, token),
 		histReads: historyReads{}, histWake: make(chan struct{}, 1)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -147,27 +140,27 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		return nil, fmt.Errorf("edge: embedded OpenAPI document: %w", err)
 	}
 	s.healthPrefix = healthPrefix()
-	s.errNotFound = newError(http.StatusNotFound, codeNotFound, "No such endpoint; see /api/openapi.json for the list.", cfg.RetryAfter)
-	s.errMethod = newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", cfg.RetryAfter)
-	s.errInternal = newError(http.StatusInternalServerError, codeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
-	s.errBody = newError(http.StatusRequestEntityTooLarge, codeContentTooLarge, "Requests to this API carry no body.", cfg.RetryAfter)
-	s.bodies = &renderInputs{token: token, cfg: cfg, timings: s.timings, redactor: s.redactor, log: s.log,
-		openapi: openapi, errInternal: s.errInternal, demo: deps.Demo, portal: cfg.PortalOn(), csp: portalCSP(token.Logo),
-		cacheControls: map[group]string{groupNone: noStore, groupMarket: cfg.CacheControlMarket,
-			groupSupply: cfg.CacheControlSupply, groupHolders: cfg.CacheControlHolders, groupStatic: cfg.CacheControlStatic}}
+	s.errNotFound = answer.NewError(http.StatusNotFound, answer.CodeNotFound, "No such endpoint; see /api/openapi.json for the list.", cfg.RetryAfter)
+	s.errMethod = answer.NewError(http.StatusMethodNotAllowed, answer.CodeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", cfg.RetryAfter)
+	s.errInternal = answer.NewError(http.StatusInternalServerError, answer.CodeInternal, "Internal error; it has been logged.", cfg.RetryAfter)
+	s.errBody = answer.NewError(http.StatusRequestEntityTooLarge, answer.CodeContentTooLarge, "Requests to this API carry no body.", cfg.RetryAfter)
+	s.bodies = &view.RenderInputs{Token: token, RetryAfter: cfg.RetryAfter, Timings: s.timings, Redactor: s.Redactor, Log: s.log,
+		OpenAPI: openapi, ErrInternal: s.errInternal, Demo: deps.Demo, Portal: cfg.PortalOn(), CSP: view.PortalCSP(token.Logo),
+		CacheControls: map[answer.Group]string{answer.GroupNone: answer.NoStore, answer.GroupMarket: cfg.CacheControlMarket,
+			answer.GroupSupply: cfg.CacheControlSupply, answer.GroupHolders: cfg.CacheControlHolders, answer.GroupStatic: cfg.CacheControlStatic}}
 	if cfg.PortalOn() {
-		if s.bodies.assets, err = loadPortalAssets(); err != nil {
+		if s.bodies.Assets, err = view.LoadPortalAssets(); err != nil {
 			return nil, fmt.Errorf("edge: embedded portal assets: %w", err)
 		}
 	}
-	s.metrics = newMetrics(reg, routePaths(s.bodies.assets), s)
+	s.metrics = newMetrics(reg, routePaths(s.bodies.Assets), s)
 	s.logLimit = newLogLimiter(cfg.AccessLogRate, s.now, s.metrics.logSuppressed.Inc)
-	refusal := serialize(newError(http.StatusServiceUnavailable, codeTooManyConnections,
+	refusal := serialize(answer.NewError(http.StatusServiceUnavailable, answer.CodeTooManyConnections,
 		"The server has too many open connections; retry later.", cfg.RetryAfter), closeHeaders)
 	s.conns = newConns(cfg.MaxConnections, refusal, s.refusedConn,
 		&rawAnswers{maxHeaderBytes: cfg.MaxHeaderBytes, retryAfter: cfg.RetryAfter, counted: s.metrics.rejected})
-	s.health.Store(&storeHealth{err: "not checked yet"})
-	s.view.Store(s.render(&state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}}, s.now()))
+	s.health.Store(&view.StoreHealth{Err: "not checked yet"})
+	s.view.Store(s.render(&view.State{Docs: map[contract.Domain]*view.Doc{}, Rejected: map[contract.Domain]string{}}, s.now()))
 	s.engine = s.newEngine()
 	return s, nil
 }
@@ -192,7 +185,7 @@ func (s *Server) Ready() bool {
 	if s.draining.Load() || !s.loaded.Load() {
 		return false
 	}
-	docs := s.view.Load().st.docs
+	docs := s.view.Load().State.Docs
 	if !s.warm.Load() {
 		all := len(docs) == len(contract.Domains)
 		if !all && s.now().Sub(time.Unix(0, s.firstRead.Load())) < s.cfg.ReadyGrace {
@@ -203,7 +196,7 @@ func (s *Server) Ready() bool {
 				"domains_held", len(docs), "grace", s.cfg.ReadyGrace.String())
 		}
 	}
-	if h := s.health.Load(); h != nil && h.ok {
+	if h := s.health.Load(); h != nil && h.OK {
 		return true
 	}
 	return len(docs) > 0
@@ -299,10 +292,10 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 		if store.IsAuthError(err) {
 			why = "REDIS_URL: authentication failed (wrong password?)"
 		}
-		h := &storeHealth{ok: false, checkedAt: now, lastOK: prevHealth.lastOK, err: why}
+		h := &view.StoreHealth{OK: false, CheckedAt: now, LastOK: prevHealth.LastOK, Err: why}
 		s.health.Store(h)
-		if prevHealth.ok || prevHealth.checkedAt.IsZero() {
-			s.log.Warn("store read failed; serving the last snapshot", "error", s.redact(err.Error()))
+		if prevHealth.OK || prevHealth.CheckedAt.IsZero() {
+			s.log.Warn("store read failed; serving the last snapshot", "error", s.Redact(err.Error()))
 		}
 		s.refreshMu.Lock()
 		s.rerenderLocked(now, false)
@@ -311,24 +304,24 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 	}
 	s.metrics.refreshes.WithLabelValues("ok").Inc()
 	s.statuses.Store(&statuses)
-	if !prevHealth.ok && !prevHealth.checkedAt.IsZero() {
+	if !prevHealth.OK && !prevHealth.CheckedAt.IsZero() {
 		s.log.Info("store reachable again")
 	}
-	s.health.Store(&storeHealth{ok: true, checkedAt: now, lastOK: now})
-	read := make(map[contract.Domain]readDoc, len(docs))
+	s.health.Store(&view.StoreHealth{OK: true, CheckedAt: now, LastOK: now})
+	read := make(map[contract.Domain]view.ReadDoc, len(docs))
 	for d, doc := range docs {
-		rd := readDoc{env: doc.Envelope}
+		rd := view.ReadDoc{Env: doc.Envelope}
 		if doc.TTL > 0 {
-			rd.expires = sent.Add(doc.TTL.Round(time.Millisecond)) // Redis counts in ms
+			rd.Expires = sent.Add(doc.TTL.Round(time.Millisecond)) // Redis counts in ms
 		}
 		read[d] = rd
 	}
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	cur := s.view.Load()
-	next, problems := merge(cur.st, read, errs, statuses, now)
+	next, problems := view.Merge(cur.State, read, errs, statuses, now)
 	for _, p := range problems {
-		s.log.Warn("stored document refused; keeping the previous one", "problem", s.redact(p))
+		s.log.Warn("stored document refused; keeping the previous one", "problem", s.Redact(p))
 	}
 	async := s.histAsync.Load()
 	if !s.loaded.Load() && !async {
@@ -338,14 +331,14 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 		// the history goroutine: until it has read, the history answers
 		// 503 data_unavailable, and the data waits for nothing)
 		s.histMu.Lock()
-		if hist, changed := s.readHistory(ctx, cur.st, next, now); changed {
-			next.hist = hist
+		if hist, changed := s.readHistory(ctx, cur.State, next, now); changed {
+			next.Hist = hist
 		}
 		s.histMu.Unlock()
 	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
 	wasLoaded := s.loaded.Swap(true)
-	if !sameState(cur.st, next) || (!cur.nextChange.IsZero() && !now.Before(cur.nextChange)) {
+	if !sameState(cur.State, next) || (!cur.NextChange.IsZero() && !now.Before(cur.NextChange)) {
 		s.publish(next, now)
 	}
 	// The documents first, then their history: reading up to 15 series
@@ -371,7 +364,7 @@ func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {
 // was not scheduled. It waits for a render under way at most (never for
 // a store read): the first request past the boundary renders, the others
 // find the new view.
-func (s *Server) current() *view {
+func (s *Server) current() *view.View {
 	if s.advance(s.now()) {
 		return s.view.Load()
 	}
@@ -390,24 +383,24 @@ func (s *Server) rerender() {
 
 func (s *Server) rerenderLocked(now time.Time, force bool) {
 	cur := s.view.Load()
-	if !force && (cur.nextChange.IsZero() || now.Before(cur.nextChange)) {
+	if !force && (cur.NextChange.IsZero() || now.Before(cur.NextChange)) {
 		return
 	}
 	if !force && s.advance(now) {
 		return // the view rendered ahead is in
 	}
-	if !cur.nextChange.IsZero() && !now.Before(cur.nextChange) {
+	if !cur.NextChange.IsZero() && !now.Before(cur.NextChange) {
 		s.metrics.boundaries.WithLabelValues(boundaryRendered).Inc()
 	}
-	s.publish(expire(cur.st, now), now)
+	s.publish(view.Expire(cur.State, now), now)
 }
 
 // render renders st at now, after the current view.
-func (s *Server) render(st *state, now time.Time) *view {
-	return s.bodies.render(st, s.view.Load(), now)
+func (s *Server) render(st *view.State, now time.Time) *view.View {
+	return s.bodies.Render(st, s.view.Load(), now)
 }
 
-func (s *Server) publish(st *state, now time.Time) {
+func (s *Server) publish(st *view.State, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
 }
@@ -418,33 +411,33 @@ func (s *Server) publish(st *state, now time.Time) {
 // rejections, same run of every domain without a document (it decides
 // holders_unavailable, and whether a 503 says "retry later" or the
 // remedy of a permanent failure).
-func sameState(a, b *state) bool {
-	if len(a.docs) != len(b.docs) || len(a.rejected) != len(b.rejected) || len(a.hist) != len(b.hist) {
+func sameState(a, b *view.State) bool {
+	if len(a.Docs) != len(b.Docs) || len(a.Rejected) != len(b.Rejected) || len(a.Hist) != len(b.Hist) {
 		return false
 	}
-	for k, x := range a.hist {
-		if b.hist[k] != x {
+	for k, x := range a.Hist {
+		if b.Hist[k] != x {
 			return false
 		}
 	}
-	for d, x := range a.docs {
-		y := b.docs[d]
-		if y == nil || !x.env.UpdatedAt.Equal(y.env.UpdatedAt) || string(x.env.Data) != string(y.env.Data) ||
-			x.env.Source != y.env.Source || !x.expires.Equal(y.expires) {
+	for d, x := range a.Docs {
+		y := b.Docs[d]
+		if y == nil || !x.Env.UpdatedAt.Equal(y.Env.UpdatedAt) || string(x.Env.Data) != string(y.Env.Data) ||
+			x.Env.Source != y.Env.Source || !x.Expires.Equal(y.Expires) {
 			return false
 		}
 	}
-	for d, why := range a.rejected {
-		if b.rejected[d] != why {
+	for d, why := range a.Rejected {
+		if b.Rejected[d] != why {
 			return false
 		}
 	}
 	for _, d := range contract.Domains {
-		if a.docs[d] != nil {
+		if a.Docs[d] != nil {
 			continue
 		}
-		ra := a.statuses[contract.CollectorOf(d)].Runs[d]
-		rb := b.statuses[contract.CollectorOf(d)].Runs[d]
+		ra := a.Statuses[contract.CollectorOf(d)].Runs[d]
+		rb := b.Statuses[contract.CollectorOf(d)].Runs[d]
 		if ra.OK != rb.OK || ra.ErrorKind != rb.ErrorKind || ra.Error != rb.Error || ra.Remedy != rb.Remedy {
 			return false
 		}
@@ -454,19 +447,19 @@ func sameState(a, b *state) bool {
 
 // dataAge is the age in seconds of a domain's document, -1 when absent.
 func (s *Server) dataAge(d contract.Domain) float64 {
-	doc := s.view.Load().st.docs[d]
+	doc := s.view.Load().State.Docs[d]
 	if doc == nil {
 		return -1
 	}
-	return s.now().Sub(doc.env.UpdatedAt).Seconds()
+	return s.now().Sub(doc.Env.UpdatedAt).Seconds()
 }
 
 func (s *Server) dataStale(d contract.Domain) float64 {
-	doc := s.view.Load().st.docs[d]
+	doc := s.view.Load().State.Docs[d]
 	if doc == nil {
 		return -1
 	}
-	return boolFloat(s.now().Sub(doc.env.UpdatedAt) > s.timings[d].StaleAfter)
+	return boolFloat(s.now().Sub(doc.Env.UpdatedAt) > s.timings[d].StaleAfter)
 }
 
-func (s *Server) storeUp() bool { return s.health.Load().ok }
+func (s *Server) storeUp() bool { return s.health.Load().OK }

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,13 +24,13 @@ func TestEchoedMessagesCarryNoURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.refresh()
-	for _, p := range []string{PathHolders, PathStatus} {
+	for _, p := range []string{view.PathHolders, view.PathStatus} {
 		rec := h.do(http.MethodGet, p)
 		if strings.Contains(rec.Body.String(), "SECRETKEY") || strings.Contains(rec.Body.String(), "helius-rpc.com") {
 			t.Errorf("%s leaks the URL: %s", p, rec.Body)
 		}
 	}
-	if rec := h.do(http.MethodGet, PathHolders); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "holders_unavailable") {
+	if rec := h.do(http.MethodGet, view.PathHolders); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "holders_unavailable") {
 		t.Errorf("holders: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestCirculatingMustEqualTotal(t *testing.T) {
 	s.CirculatingRaw = "1"
 	h.write(contract.DomainSupply, s, time.Second)
 	h.refresh()
-	if rec := h.do(http.MethodGet, PathCirculatingSupply); rec.Code != http.StatusServiceUnavailable {
+	if rec := h.do(http.MethodGet, view.PathCirculatingSupply); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("circulating with a bad document: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestValuationFromThePriceBasis(t *testing.T) {
 			h.refresh()
 
 			var m map[string]json.RawMessage
-			rec := h.do(http.MethodGet, PathMarket)
+			rec := h.do(http.MethodGet, view.PathMarket)
 			if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || rec.Code != http.StatusOK {
 				t.Fatalf("market: %d %s", rec.Code, rec.Body)
 			}
@@ -72,7 +73,7 @@ func TestValuationFromThePriceBasis(t *testing.T) {
 					FDVUSD       json.RawMessage `json:"fdv_usd"`
 				}
 			}
-			if err := json.Unmarshal(h.do(http.MethodGet, PathMarketData).Body.Bytes(), &md); err != nil {
+			if err := json.Unmarshal(h.do(http.MethodGet, view.PathMarketData).Body.Bytes(), &md); err != nil {
 				t.Fatal(err)
 			}
 			if string(md.Price.USD) != tc.price || string(md.Valuation.MarketCapUSD) != tc.mcap || string(md.Valuation.FDVUSD) != tc.fdv {
@@ -80,7 +81,7 @@ func TestValuationFromThePriceBasis(t *testing.T) {
 					md.Valuation.MarketCapUSD, md.Valuation.FDVUSD, tc.price, tc.mcap, tc.fdv)
 			}
 			var p map[string]json.RawMessage
-			_ = json.Unmarshal(h.do(http.MethodGet, PathPrice).Body.Bytes(), &p)
+			_ = json.Unmarshal(h.do(http.MethodGet, view.PathPrice).Body.Bytes(), &p)
 			if string(p["price_usd"]) != tc.price {
 				t.Errorf("/api/price price_usd = %s, want %s", p["price_usd"], tc.price)
 			}

@@ -369,3 +369,11 @@ func SupplySamples(s Supply) []Sample {
 func HoldersSamples(h Holders) []Sample {
 	return []Sample{{Measure: MeasureHolders, Value: strconv.FormatUint(h.Holders, 10)}}
 }
+
+// Gap is a span without samples in a history series: from the last
+// sample before it to the first after it (or to now, when Open).
+type Gap struct {
+	From, To time.Time
+	// Open is set for a gap that lasts until now: no sample since From.
+	Open bool
+}

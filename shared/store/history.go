@@ -347,13 +347,8 @@ func GapThreshold(refresh time.Duration) time.Duration {
 	return 2*refresh + max(refresh/2, time.Minute)
 }
 
-// Gap is a span without samples: from the last sample before it to the
-// first after it (or to now, when Open).
-type Gap struct {
-	From, To time.Time
-	// Open is set for a gap that lasts until now: no sample since From.
-	Open bool
-}
+// Gap is a span without samples (contract.Gap).
+type Gap = contract.Gap
 
 // Gaps returns the gaps of points (oldest first, any tier) for a measure
 // polled every refresh: each pair of consecutive points whose last and

@@ -1,4 +1,4 @@
-package edge
+package view
 
 // Bodies of the supply domain: the plain-text figures, /api/supply and
 // /api/coingecko-supply.
@@ -6,7 +6,7 @@ package edge
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"github.com/tokendata/tokendata/services/edge/answer"
 
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -31,17 +31,17 @@ func formatAmount(raw string, decimals uint8) (tokenAmount, error) {
 // whole tokens; false when the issuer discloses none (or the value cannot
 // be read, which New's validation of the token rules out). Never a
 // default.
-func (in *renderInputs) maxSupplyWhole() (string, bool) {
-	raw, err := in.token.MaxSupplyRaw(0)
+func (in *RenderInputs) MaxSupplyWhole() (string, bool) {
+	raw, err := in.Token.MaxSupplyRaw(0)
 	if err != nil {
 		return "", false
 	}
 	return raw, true
 }
 
-func (r *renderer) maxNotDisclosed() *response {
-	return newError(http.StatusNotFound, codeNotDisclosed,
-		"The token's issuer discloses no maximum supply: this API publishes none, and no fully diluted valuation.", r.cfg.RetryAfter)
+func (r *renderer) maxNotDisclosed() *answer.Answer {
+	return answer.NewError(answer.StatusNotFound, answer.CodeNotDisclosed,
+		"The token's issuer discloses no maximum supply: this API publishes none, and no fully diluted valuation.", r.RetryAfter)
 }
 
 // decimals is the ledger's decimals when the supply document is present,
@@ -51,7 +51,7 @@ func (r *renderer) decimals() *uint8 {
 		d := sp.Decimals
 		return &d
 	}
-	return r.token.Decimals
+	return r.Token.Decimals
 }
 
 // supplies are the three supplies of the supply document; max is nil
@@ -92,10 +92,10 @@ func (r *renderer) supplies() (*supplies, error) {
 		return nil, fmt.Errorf("circulating_raw: %w", err)
 	}
 	out := &supplies{decimals: sp.Decimals, total: total, circulating: circ}
-	if !r.token.MaxSupplyDisclosed() {
+	if !r.Token.MaxSupplyDisclosed() {
 		return out, nil
 	}
-	maxRaw, err := r.token.MaxSupplyRaw(sp.Decimals)
+	maxRaw, err := r.Token.MaxSupplyRaw(sp.Decimals)
 	if err != nil {
 		return nil, fmt.Errorf("token max_supply: %w", err)
 	}
@@ -109,16 +109,16 @@ func (r *renderer) supplies() (*supplies, error) {
 
 // ---- plain text ----
 
-func (r *renderer) totalSupply() *response {
+func (r *renderer) totalSupply() *answer.Answer {
 	return r.supplyText(func(sp *supplies) tokenAmount { return sp.total })
 }
 
-func (r *renderer) circulatingSupply() *response {
+func (r *renderer) circulatingSupply() *answer.Answer {
 	return r.supplyText(func(sp *supplies) tokenAmount { return sp.circulating })
 }
 
 // supplyText renders one supply figure as the plain-text body.
-func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *response {
+func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *answer.Answer {
 	if r.st.supply() == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
@@ -129,12 +129,12 @@ func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *response {
 	return r.okText(string(figure(sp).value), r.info(contract.DomainSupply))
 }
 
-func (r *renderer) maxSupply() *response {
-	whole, ok := r.maxSupplyWhole()
+func (r *renderer) maxSupply() *answer.Answer {
+	whole, ok := r.MaxSupplyWhole()
 	if !ok {
 		return r.maxNotDisclosed()
 	}
-	return r.okText(whole, dataInfo{})
+	return r.okText(whole, answer.DataInfo{})
 }
 
 // ---- /api/supply, /api/coingecko-supply ----
@@ -161,7 +161,7 @@ type supplyBody struct {
 	Stale                bool                 `json:"stale"`
 }
 
-func (r *renderer) supply() *response {
+func (r *renderer) supply() *answer.Answer {
 	doc := r.st.supply()
 	if doc == nil {
 		return r.unavailable(contract.DomainSupply)
@@ -176,15 +176,15 @@ func (r *renderer) supply() *response {
 		m.Rules = []string{}
 	}
 	return r.okJSON(supplyBody{
-		Mint: r.token.Mint, Decimals: sp.decimals,
+		Mint: r.Token.Mint, Decimals: sp.decimals,
 		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
 		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
 		MaxSupply: sp.maxValue(), MaxSupplyRaw: sp.maxRaw(),
 		TokenProgram: doc.TokenProgram, TokenProgramID: doc.TokenProgramID,
 		MintAuthority: doc.MintAuthority, FreezeAuthority: doc.FreezeAuthority,
 		Slot: doc.Slot, Commitment: doc.Commitment, Methodology: m,
-		Warnings: warnings(doc.Warnings), Source: r.st.docs[contract.DomainSupply].env.Source,
-		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+		Warnings: warnings(doc.Warnings), Source: r.st.Docs[contract.DomainSupply].Env.Source,
+		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
 
@@ -201,7 +201,7 @@ type coinGeckoBody struct {
 	Stale                bool         `json:"stale"`
 }
 
-func (r *renderer) coinGeckoSupply() *response {
+func (r *renderer) coinGeckoSupply() *answer.Answer {
 	if r.st.supply() == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
@@ -214,7 +214,7 @@ func (r *renderer) coinGeckoSupply() *response {
 		TotalSupply: sp.total.value, TotalSupplyRaw: sp.total.raw,
 		CirculatingSupply: sp.circulating.value, CirculatingSupplyRaw: sp.circulating.raw,
 		MaxSupply: sp.maxValue(), MaxSupplyRaw: sp.maxRaw(),
-		Decimals: sp.decimals, Mint: r.token.Mint,
-		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+		Decimals: sp.decimals, Mint: r.Token.Mint,
+		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }

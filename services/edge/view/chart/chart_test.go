@@ -1,8 +1,9 @@
-package edge
+package chart
 
 import (
 	"encoding/xml"
 	"errors"
+
 	"io"
 	"regexp"
 	"strings"
@@ -31,14 +32,14 @@ func wellFormed(t *testing.T, svg string) {
 }
 
 func TestChartEmpty(t *testing.T) {
-	if got := renderChart(ChartSeries{ID: "x", Title: "Price"}); got != "" {
+	if got := RenderChart(ChartSeries{ID: "x", Title: "Price"}); got != "" {
 		t.Errorf("a series without points drew %q", got)
 	}
-	if got := renderHistory(nil); got != "" {
+	if got := RenderHistory(nil); got != "" {
 		t.Errorf("no series: %q", got)
 	}
 	bad := []contract.Point{{T: ms(0), V: "not a number"}}
-	if got := renderChart(ChartSeries{ID: "x", Points: bad}); got != "" {
+	if got := RenderChart(ChartSeries{ID: "x", Points: bad}); got != "" {
 		t.Errorf("a series of unreadable values drew %q", got)
 	}
 }
@@ -52,7 +53,7 @@ func TestChartGapsAreBreaks(t *testing.T) {
 	if len(gaps) != 2 {
 		t.Fatalf("%d gaps, want 2: %+v", len(gaps), gaps)
 	}
-	svg := string(renderChart(ChartSeries{ID: "supply-7d", Title: "Holders, 7 days", Points: pts, Gaps: gaps}))
+	svg := string(RenderChart(ChartSeries{ID: "supply-7d", Title: "Holders, 7 days", Points: pts, Gaps: gaps}))
 	wellFormed(t, svg)
 	if n := strings.Count(svg, `class="line"`); n != 2 {
 		t.Errorf("%d lines, want 2 (3 points, then 2; the last point alone)", n)
@@ -95,7 +96,7 @@ func TestChartOHLCAndOpenGap(t *testing.T) {
 	if len(gaps) != 1 || !gaps[0].Open {
 		t.Fatalf("gaps %+v", gaps)
 	}
-	svg := string(renderChart(ChartSeries{ID: "price", Title: "Price <USD>", Points: pts, Gaps: gaps, Prefix: "$"}))
+	svg := string(RenderChart(ChartSeries{ID: "price", Title: "Price <USD>", Points: pts, Gaps: gaps, Prefix: "$"}))
 	wellFormed(t, svg)
 	for _, want := range []string{`class="range"`, `class="line"`, "highest $0.006", "lowest $0.0056", "last $0.0059",
 		"Price &lt;USD&gt;", "no data since 2025-06-01 12:09 UTC"} {
@@ -109,20 +110,23 @@ func TestChartOHLCAndOpenGap(t *testing.T) {
 // tokens, exactly.
 func TestChartLabelsScaleSupply(t *testing.T) {
 	pts := []contract.Point{{T: ms(0), V: "987654321123456"}, {T: ms(1), V: "987654321123457"}}
-	svg := string(renderChart(ChartSeries{ID: "s", Title: "Supply", Points: pts, Shift: -6}))
+	svg := string(RenderChart(ChartSeries{ID: "s", Title: "Supply", Points: pts, Shift: -6}))
 	wellFormed(t, svg)
 	if !strings.Contains(svg, "last 987,654,321.123457") {
 		t.Errorf("labels not scaled: %s", svg)
 	}
 	// one point only: a dot, and a span around it
-	one := string(renderChart(ChartSeries{ID: "o", Title: "One", Points: pts[:1]}))
+	one := string(RenderChart(ChartSeries{ID: "o", Title: "One", Points: pts[:1]}))
 	wellFormed(t, one)
 	if !strings.Contains(one, `class="dot"`) || strings.Contains(one, "NaN") || strings.Contains(one, "Inf") {
 		t.Errorf("one point: %s", one)
 	}
 	// the history section wraps each chart in a captioned figure
-	sec := string(renderHistory([]ChartSeries{{ID: "a", Title: "A & B", Points: pts}, {ID: "b", Title: "empty"}}))
+	sec := string(RenderHistory([]ChartSeries{{ID: "a", Title: "A & B", Points: pts}, {ID: "b", Title: "empty"}}))
 	if strings.Count(sec, "<figure") != 1 || !strings.Contains(sec, "<figcaption>A &amp; B</figcaption>") {
 		t.Errorf("history section: %s", sec)
 	}
 }
+
+// t0 is the fixed "now" of these tests.
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)

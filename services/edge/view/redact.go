@@ -1,4 +1,4 @@
-package edge
+package view
 
 import (
 	"regexp"
@@ -18,24 +18,24 @@ const maxEchoed = 300
 
 // redactor removes the process's secrets, and whatever looks like a
 // credential, from text before it is logged or served.
-type redactor struct {
+type Redactor struct {
 	// secrets masks every configured secret; public are the addresses the
 	// credential filter spares (see dropCredentials).
 	secrets *config.Redactor
 	public  map[string]bool
 }
 
-func newRedactor(c config.Common, token config.Token) redactor {
-	return redactor{secrets: config.NewRedactor(config.SecretsOf(c)...), public: publicAddresses(token)}
+func NewRedactor(c config.Common, token config.Token) Redactor {
+	return Redactor{secrets: config.NewRedactor(config.SecretsOf(c)...), public: publicAddresses(token)}
 }
 
 // redact removes every configured secret, every URL and whatever looks
 // like a credential from msg, and bounds its length.
-func (r redactor) redact(msg string) string { return r.redactN(msg, maxEchoed) }
+func (r Redactor) Redact(msg string) string { return r.redactN(msg, maxEchoed) }
 
 // redactN is redact with a bound of n bytes: a remedy is echoed whole (it
 // is what the reader must do), within the status record's own bound.
-func (r redactor) redactN(msg string, n int) string {
+func (r Redactor) redactN(msg string, n int) string {
 	msg = r.secrets.Redact(msg)
 	msg = anyURL.ReplaceAllString(msg, "[url]")
 	msg = r.dropCredentials(msg)
@@ -95,7 +95,7 @@ func publicAddresses(token config.Token) map[string]bool {
 }
 
 // dropCredentials applies the credential filter to msg.
-func (r redactor) dropCredentials(msg string) string {
+func (r Redactor) dropCredentials(msg string) string {
 	msg = encodedURL.ReplaceAllString(msg, "[url]")
 	msg = authHeader.ReplaceAllString(msg, "${1}"+config.Mask)
 	msg = bearer.ReplaceAllString(msg, "${1}"+config.Mask)

@@ -1,4 +1,4 @@
-package edge
+package view
 
 // The token's portal: GET / (and /index.html), an HTML page rendered on
 // the server from the same state and at the same moment as the API's
@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"html/template"
 	"net/url"
 	"regexp"
@@ -29,11 +30,11 @@ const (
 	PathAssets = "/assets/"
 )
 
-const contentHTML = "text/html; charset=utf-8"
+const ContentHTML = "text/html; charset=utf-8"
 
 // cacheImmutable is the Cache-Control of the content-hashed assets: a
 // changed asset has another path.
-const cacheImmutable = "public, max-age=31536000, immutable"
+const CacheImmutable = "public, max-age=31536000, immutable"
 
 //go:embed portal
 var portalFS embed.FS
@@ -42,17 +43,17 @@ var portalTemplate = template.Must(template.New("page.html").ParseFS(portalFS, "
 
 // asset is one embedded file of the portal, served at its hashed path.
 type asset struct {
-	path string
-	resp *response
+	Path string
+	Resp *answer.Answer
 }
 
 // portalAssets are the stylesheet, the script and the icon, each
 // rendered once into a response with its compressed variants.
-type portalAssets struct {
+type PortalAssets struct {
 	css, js, icon asset
 }
 
-func loadPortalAssets() (*portalAssets, error) {
+func LoadPortalAssets() (*PortalAssets, error) {
 	load := func(name, ext, contentType string) (asset, error) {
 		body, err := portalFS.ReadFile("portal/" + name + "." + ext)
 		if err != nil {
@@ -60,11 +61,11 @@ func loadPortalAssets() (*portalAssets, error) {
 		}
 		sum := sha256.Sum256(body)
 		path := PathAssets + name + "-" + hex.EncodeToString(sum[:6]) + "." + ext
-		resp := newOK(contentType, cacheImmutable, body, dataInfo{}).withVary()
-		resp.compress(nil)
-		return asset{path: path, resp: resp}, nil
+		resp := answer.NewOK(contentType, CacheImmutable, body, answer.DataInfo{}).WithVary()
+		resp.Compress(nil)
+		return asset{Path: path, Resp: resp}, nil
 	}
-	var a portalAssets
+	var a PortalAssets
 	var err error
 	if a.css, err = load("portal", "css", "text/css; charset=utf-8"); err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func loadPortalAssets() (*portalAssets, error) {
 }
 
 // list is every asset, for the router.
-func (a *portalAssets) list() []asset { return []asset{a.css, a.js, a.icon} }
+func (a *PortalAssets) List() []asset { return []asset{a.css, a.js, a.icon} }
 
 // safeOrigin matches an https origin that can stand in a
 // Content-Security-Policy source list as it is.
@@ -106,7 +107,7 @@ func logoOrigin(logo string) string {
 // no eval; the refresh script reads this origin's API; images are the
 // icon, and the token's logo from its own origin. No form, no frame, no
 // base URL.
-func portalCSP(logo string) string {
+func PortalCSP(logo string) string {
 	img := "'self'"
 	if o := logoOrigin(logo); o != "" {
 		img += " " + o
@@ -116,22 +117,22 @@ func portalCSP(logo string) string {
 }
 
 // portal renders the page of the current state.
-func (r *renderer) portal() *response {
+func (r *renderer) portal() *answer.Answer {
 	page := r.portalPage()
 	var buf bytes.Buffer
 	if err := portalTemplate.Execute(&buf, page); err != nil {
 		return r.internal(err)
 	}
-	resp := newOK(contentHTML, r.cacheControl(groupMarket), buf.Bytes(), r.info(portalDomains...))
-	resp.hdr = append(resp.hdr,
-		header{"Content-Security-Policy", one(r.csp)},
-		header{"Referrer-Policy", hdrNoReferrer},
-		header{"X-Frame-Options", hdrDeny},
+	resp := answer.NewOK(ContentHTML, r.cacheControl(answer.GroupMarket), buf.Bytes(), r.info(portalDomains...))
+	resp.Headers = append(resp.Headers,
+		answer.Header{Key: "Content-Security-Policy", Values: answer.One(r.CSP)},
+		answer.Header{Key: "Referrer-Policy", Values: hdrNoReferrer},
+		answer.Header{Key: "X-Frame-Options", Values: hdrDeny},
 	)
 	return resp
 }
 
 var (
-	hdrNoReferrer = one("no-referrer")
-	hdrDeny       = one("DENY")
+	hdrNoReferrer = answer.One("no-referrer")
+	hdrDeny       = answer.One("DENY")
 )

@@ -1,11 +1,10 @@
-package edge
+package view
 
 import (
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"sort"
 	"time"
-
-	"github.com/gin-gonic/gin"
 
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -13,16 +12,16 @@ import (
 
 // Overall and per-check status values of /api/status.
 const (
-	statusOK       = "ok"
-	statusDegraded = "degraded"
-	statusDown     = "down"
-	statusStale    = "stale"
+	StatusOK       = "ok"
+	StatusDegraded = "degraded"
+	StatusDown     = "down"
+	StatusStale    = "stale"
 	statusMissing  = "missing"
 	statusFailing  = "failing"
 	statusUnknown  = "unknown"
 )
 
-type statusBody struct {
+type StatusBody struct {
 	Status     string `json:"status"`
 	APIVersion string `json:"api_version"`
 	// Version is the deprecated name of APIVersion (removed in 3.0).
@@ -102,71 +101,54 @@ func timeStr(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	return ptr(formatTime(t))
+	return ptr(answer.FormatTime(t))
 }
 
-// serveStatus answers /api/status, computed per request from the snapshot,
-// the last store check and the status records of the last read.
-func (s *Server) serveStatus(c *gin.Context) {
-	body, err := encodeJSON(s.statusReport())
-	if err != nil {
-		s.log.Error("encode status", "error", err.Error())
-		s.errInternal.write(c.Writer, c.Request)
-		return
-	}
-	newOK(contentJSON, noStore, body, dataInfo{}).write(c.Writer, c.Request)
-}
-
-func (s *Server) statusReport() statusBody {
-	now := s.now()
-	v := s.view.Load()
-	st := v.st
-	h := s.health.Load()
-	var statuses map[string]contract.Status
-	if p := s.statuses.Load(); p != nil {
-		statuses = *p
-	}
-	b := statusBody{APIVersion: APIVersion, Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: s.token.Mint,
-		CheckedAt: formatTime(now), Problems: []string{},
+// statusReport is /api/status's body at now: from the state served, the
+// last store check h, the collectors' status records of the last read,
+// and the store's backend (redis or memory).
+func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[string]contract.Status, backend string, now time.Time) StatusBody {
+	b := StatusBody{APIVersion: APIVersion, Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: in.Token.Mint,
+		CheckedAt: answer.FormatTime(now), Problems: []string{},
 		Checks: statusChecks{Domains: map[string]domainCheck{}, Collectors: map[string]collectorCheck{}}}
-	if s.demo {
+	if in.Demo {
 		b.Mode = "demo"
 	}
 	problem := func(p string) { b.Problems = append(b.Problems, p) }
 
 	// store
-	rc := storeCheck{Status: statusOK, Backend: s.backend, CheckedAt: timeStr(h.checkedAt), LastOKAt: timeStr(h.lastOK)}
-	if !h.ok {
-		rc.Status, rc.Error = statusDown, ptr(h.err)
-		if h.checkedAt.IsZero() {
+	rc := storeCheck{Status: StatusOK, Backend: backend, CheckedAt: timeStr(h.CheckedAt), LastOKAt: timeStr(h.LastOK)}
+	if !h.OK {
+		rc.Status, rc.Error = StatusDown, ptr(h.Err)
+		if h.CheckedAt.IsZero() {
 			rc.Status = statusUnknown
 		}
-		problem("store: " + h.err + "; serving the last snapshot")
+		problem("store: " + h.Err + "; serving the last snapshot")
 	}
 	b.Checks.Store, b.Checks.Redis = rc, rc
 
 	// domains
 	for _, d := range contract.Domains {
-		t := s.timings[d]
+		t := in.Timings[d]
 		dc := domainCheck{Status: statusMissing, StaleAfterSeconds: int64(t.StaleAfter / time.Second)}
-		if doc := st.docs[d]; doc != nil {
-			age := now.Sub(doc.env.UpdatedAt)
-			dc.UpdatedAt, dc.AgeSeconds = ptr(formatTime(doc.env.UpdatedAt)), ptr(int64(age/time.Second))
-			dc.ExpiresAt = timeStr(doc.expires)
-			dc.Status = statusOK
+		if doc := st.Docs[d]; doc != nil {
+			age := now.Sub(doc.Env.UpdatedAt)
+			dc.UpdatedAt, dc.AgeSeconds = ptr(answer.FormatTime(doc.Env.UpdatedAt)), ptr(int64(age/time.Second))
+			dc.ExpiresAt = timeStr(doc.Expires)
+			dc.Status = StatusOK
 			if age > t.StaleAfter {
-				dc.Status, dc.Stale = statusStale, true
+				dc.Status, dc.Stale = StatusStale, true
 				problem(string(d) + ": stale (older than its stale-after)")
 			}
 		} else {
 			problem(string(d) + ": no data")
 		}
-		if why, ok := st.rejected[d]; ok {
-			dc.Rejected = ptr(s.redact(why))
+		if why, ok := st.Rejected[d]; ok {
+			dc.Rejected = ptr(in.Redact(why))
 			problem(string(d) + ": the stored document was refused")
 		}
 		if d == contract.DomainSupply {
-			dc.Warnings = s.degradingSupplyWarnings(st.supply())
+			dc.Warnings = in.degradingSupplyWarnings(st.supply())
 			for _, w := range dc.Warnings {
 				problem(string(d) + ": " + w.Code + ": " + w.Message)
 			}
@@ -179,9 +161,9 @@ func (s *Server) statusReport() statusBody {
 		rec, ok := statuses[name]
 		cc := collectorCheck{Status: statusUnknown, Runs: map[string]runCheck{}}
 		if ok {
-			cc.Status, cc.Simulated = statusOK, rec.Simulated
+			cc.Status, cc.Simulated = StatusOK, rec.Simulated
 			for d, run := range rec.Runs {
-				cc.Runs[string(d)] = s.runCheck(run)
+				cc.Runs[string(d)] = in.runCheck(run)
 				if !run.OK {
 					cc.Status = statusFailing
 				}
@@ -196,20 +178,20 @@ func (s *Server) statusReport() statusBody {
 	}
 
 	// upstreams, as the collectors last saw them
-	b.Checks.LedgerRPC = s.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
-	b.Checks.MarketAggregator = s.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
-	if m := st.market(); m != nil {
+	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
+	b.Checks.MarketAggregator = in.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
+	if m := st.Market(); m != nil {
 		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
 	}
 
 	sort.Strings(b.Problems)
 	switch {
-	case len(st.docs) == 0:
-		b.Status = statusDown
+	case len(st.Docs) == 0:
+		b.Status = StatusDown
 	case len(b.Problems) > 0:
-		b.Status = statusDegraded
+		b.Status = StatusDegraded
 	default:
-		b.Status = statusOK
+		b.Status = StatusOK
 	}
 	return b
 }
@@ -220,16 +202,16 @@ func (s *Server) statusReport() statusBody {
 // edge also compares the figures it publishes itself (its token file's
 // maximum, the collected total), so that a collector reading another
 // version of the token file cannot hide it.
-func (s *Server) degradingSupplyWarnings(sp *contract.Supply) []contract.Warning {
+func (in *RenderInputs) degradingSupplyWarnings(sp *contract.Supply) []contract.Warning {
 	if sp == nil {
 		return nil
 	}
 	for _, w := range sp.Warnings {
 		if w.Code == contract.WarnTotalAboveMax {
-			return []contract.Warning{{Code: w.Code, Message: s.redact(w.Message)}}
+			return []contract.Warning{{Code: w.Code, Message: in.Redact(w.Message)}}
 		}
 	}
-	maxRaw, err := s.token.MaxSupplyRaw(sp.Decimals)
+	maxRaw, err := in.Token.MaxSupplyRaw(sp.Decimals)
 	if err != nil || amount.Compare(sp.TotalRaw, maxRaw) <= 0 {
 		return nil
 	}
@@ -238,23 +220,23 @@ func (s *Server) degradingSupplyWarnings(sp *contract.Supply) []contract.Warning
 		return nil
 	}
 	return []contract.Warning{{Code: contract.WarnTotalAboveMax, Message: fmt.Sprintf(
-		"The on-chain total supply %s is above the disclosed maximum supply %s.", total, s.token.MaxSupply)}}
+		"The on-chain total supply %s is above the disclosed maximum supply %s.", total, in.Token.MaxSupply)}}
 }
 
-func (s *Server) runCheck(run contract.Run) runCheck {
-	rc := runCheck{OK: run.OK, StartedAt: formatTime(run.StartedAt), FinishedAt: formatTime(run.FinishedAt),
+func (in *RenderInputs) runCheck(run contract.Run) runCheck {
+	rc := runCheck{OK: run.OK, StartedAt: answer.FormatTime(run.StartedAt), FinishedAt: answer.FormatTime(run.FinishedAt),
 		Upstream: run.Upstream, ConsecutiveFailures: run.ConsecutiveFailures}
 	if run.ErrorKind != "" {
 		rc.ErrorKind = ptr(run.ErrorKind)
 	}
 	if run.Error != "" {
-		rc.Error = ptr(s.redact(run.Error))
+		rc.Error = ptr(in.Redact(run.Error))
 	}
 	if run.Remedy != "" {
-		rc.Remedy = ptr(s.redact(run.Remedy))
+		rc.Remedy = ptr(in.Redact(run.Remedy))
 	}
 	if run.Note != "" {
-		rc.Note = ptr(s.redact(run.Note))
+		rc.Note = ptr(in.Redact(run.Note))
 	}
 	if run.LastSuccessAt != nil {
 		rc.LastSuccessAt = timeStr(*run.LastSuccessAt)
@@ -264,7 +246,7 @@ func (s *Server) runCheck(run contract.Run) runCheck {
 
 // upstream summarises the latest run among the given domains of one
 // collector's record.
-func (s *Server) upstream(rec contract.Status, ds ...contract.Domain) upstreamCheck {
+func (in *RenderInputs) upstream(rec contract.Status, ds ...contract.Domain) upstreamCheck {
 	uc := upstreamCheck{Status: statusUnknown, Simulated: rec.Simulated}
 	var latest *contract.Run
 	for _, d := range ds {
@@ -275,11 +257,11 @@ func (s *Server) upstream(rec contract.Status, ds ...contract.Domain) upstreamCh
 	if latest == nil {
 		return uc
 	}
-	uc.Status = statusOK
+	uc.Status = StatusOK
 	if !latest.OK {
 		uc.Status = statusFailing
 		uc.ErrorKind = ptr(latest.ErrorKind)
-		uc.Error = ptr(s.redact(latest.Error))
+		uc.Error = ptr(in.Redact(latest.Error))
 	}
 	uc.Upstream = nonEmpty(latest.Upstream)
 	uc.LastRunAt = timeStr(latest.FinishedAt)
@@ -287,4 +269,13 @@ func (s *Server) upstream(rec contract.Status, ds ...contract.Domain) upstreamCh
 		uc.LastSuccessAt = timeStr(*latest.LastSuccessAt)
 	}
 	return uc
+}
+
+// storeHealth is the outcome of the last reads of the store.
+type StoreHealth struct {
+	OK        bool
+	CheckedAt time.Time
+	LastOK    time.Time
+	// err is a generic description: never an address or a password.
+	Err string
 }

@@ -1,6 +1,7 @@
-package edge
+package view
 
 import (
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/contract"
@@ -50,18 +51,18 @@ const (
 	rTokenMetadata
 	rExchanges
 	rMarket
-	rMarketData
+	RouteMarketData
 	rMarketPairs
 	rOpenAPI
-	rPortal
+	RoutePortal
 	numRendered
 )
 
 // renderedRoute is a route whose answer is rendered once per change.
 type renderedRoute struct {
-	path   string
-	group  group
-	render func(r *renderer) *response
+	Path   string
+	group  answer.Group
+	render func(r *renderer) *answer.Answer
 	// compress is true for the JSON routes: their bodies of
 	// minCompressBytes or more get gzip and brotli variants, and every
 	// answer of the route says Vary: Accept-Encoding. The plain-text supply
@@ -69,40 +70,40 @@ type renderedRoute struct {
 	compress bool
 }
 
-var renderedRoutes = [numRendered]renderedRoute{
-	rTotalSupply:       {PathTotalSupply, groupSupply, (*renderer).totalSupply, false},
-	rCirculatingSupply: {PathCirculatingSupply, groupSupply, (*renderer).circulatingSupply, false},
-	rMaxSupply:         {PathMaxSupply, groupStatic, (*renderer).maxSupply, false},
-	rSupply:            {PathSupply, groupSupply, (*renderer).supply, true},
-	rCoinGeckoSupply:   {PathCoinGeckoSupply, groupSupply, (*renderer).coinGeckoSupply, true},
-	rPrice:             {PathPrice, groupMarket, (*renderer).price, true},
-	rHolders:           {PathHolders, groupHolders, (*renderer).holders, true},
-	rTokenMetadata:     {PathTokenMetadata, groupStatic, (*renderer).tokenMetadata, true},
-	rExchanges:         {PathExchanges, groupStatic, (*renderer).exchanges, true},
-	rMarket:            {PathMarket, groupMarket, (*renderer).market, true},
-	rMarketData:        {PathMarketData, groupMarket, (*renderer).marketData, true},
-	rMarketPairs:       {PathMarketPairs, groupMarket, (*renderer).marketPairs, true},
-	rOpenAPI:           {PathOpenAPI, groupStatic, (*renderer).openAPI, true},
+var RenderedRoutes = [numRendered]renderedRoute{
+	rTotalSupply:       {PathTotalSupply, answer.GroupSupply, (*renderer).totalSupply, false},
+	rCirculatingSupply: {PathCirculatingSupply, answer.GroupSupply, (*renderer).circulatingSupply, false},
+	rMaxSupply:         {PathMaxSupply, answer.GroupStatic, (*renderer).maxSupply, false},
+	rSupply:            {PathSupply, answer.GroupSupply, (*renderer).supply, true},
+	rCoinGeckoSupply:   {PathCoinGeckoSupply, answer.GroupSupply, (*renderer).coinGeckoSupply, true},
+	rPrice:             {PathPrice, answer.GroupMarket, (*renderer).price, true},
+	rHolders:           {PathHolders, answer.GroupHolders, (*renderer).holders, true},
+	rTokenMetadata:     {PathTokenMetadata, answer.GroupStatic, (*renderer).tokenMetadata, true},
+	rExchanges:         {PathExchanges, answer.GroupStatic, (*renderer).exchanges, true},
+	rMarket:            {PathMarket, answer.GroupMarket, (*renderer).market, true},
+	RouteMarketData:    {PathMarketData, answer.GroupMarket, (*renderer).marketData, true},
+	rMarketPairs:       {PathMarketPairs, answer.GroupMarket, (*renderer).marketPairs, true},
+	rOpenAPI:           {PathOpenAPI, answer.GroupStatic, (*renderer).openAPI, true},
 	// The portal page is cached like the market group: its headline
 	// figures are the market's. Not rendered with EDGE_PORTAL=off.
-	rPortal: {PathPortal, groupMarket, (*renderer).portal, true},
+	RoutePortal: {PathPortal, answer.GroupMarket, (*renderer).portal, true},
 }
 
 // view is what the request path reads through one atomic pointer: the
 // state it was rendered from and every pre-rendered answer.
-type view struct {
-	st         *state
+type View struct {
+	State      *State
 	renderedAt time.Time
 	// routes[rPortal] is nil when the portal is off.
-	routes [numRendered]*response
+	Routes [numRendered]*answer.Answer
 	// hist are the history answers, by historyMeasures and
 	// contract.HistoryWindows index.
-	hist [numHistMeasures][numHistWindows]histAnswer
+	Hist [NumHistMeasures][NumHistWindows]histAnswer
 	// nextChange is the first moment a domain crosses its stale-after or
 	// its TTL, when the view must be rendered again (zero: never).
-	nextChange time.Time
+	NextChange time.Time
 	// token are the tokendata_token_* gauges' values (gauges.go).
-	token *tokenFigures
+	Token *tokenFigures
 }
 
 // histAnswer is one pre-rendered history answer and what it was rendered
@@ -110,7 +111,7 @@ type view struct {
 // is (a history body is encoded and compressed once per change, not once
 // per render of the other routes).
 type histAnswer struct {
-	resp   *response
-	series *historySeries
+	Resp   *answer.Answer
+	series *HistorySeries
 	stale  bool
 }

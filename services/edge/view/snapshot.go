@@ -1,4 +1,4 @@
-package edge
+package view
 
 import (
 	"errors"
@@ -11,54 +11,54 @@ import (
 
 // doc is one domain's document as the edge holds it: the envelope, its
 // decoded and validated document, and when it expires.
-type doc struct {
-	env contract.Envelope
+type Doc struct {
+	Env contract.Envelope
 	// value is *contract.Supply, *contract.Metadata, *contract.Market or
 	// *contract.Holders.
-	value any
+	Value any
 	// expires is when the key's TTL runs out (zero: never).
-	expires time.Time
+	Expires time.Time
 }
 
 // state is the immutable input of one rendering: the documents, the
 // collectors' status records, and what went wrong reading them.
-type state struct {
-	docs map[contract.Domain]*doc
+type State struct {
+	Docs map[contract.Domain]*Doc
 	// rejected names domains whose stored value was refused (unknown
 	// schema_version, undecodable, invalid amounts), with why. The previous
 	// good document, if any, is still in docs.
-	rejected map[contract.Domain]string
-	statuses map[string]contract.Status
+	Rejected map[contract.Domain]string
+	Statuses map[string]contract.Status
 	// hist is the history by measure and window (see state.history); it
 	// is read apart from the documents (Server.readHistory) and carried
 	// from state to state.
-	hist map[histKey]*historySeries
+	Hist map[HistKey]*HistorySeries
 }
 
-func (st *state) supply() *contract.Supply {
-	if d := st.docs[contract.DomainSupply]; d != nil {
-		return d.value.(*contract.Supply)
+func (st *State) supply() *contract.Supply {
+	if d := st.Docs[contract.DomainSupply]; d != nil {
+		return d.Value.(*contract.Supply)
 	}
 	return nil
 }
 
-func (st *state) metadata() *contract.Metadata {
-	if d := st.docs[contract.DomainMetadata]; d != nil {
-		return d.value.(*contract.Metadata)
+func (st *State) metadata() *contract.Metadata {
+	if d := st.Docs[contract.DomainMetadata]; d != nil {
+		return d.Value.(*contract.Metadata)
 	}
 	return nil
 }
 
-func (st *state) market() *contract.Market {
-	if d := st.docs[contract.DomainMarket]; d != nil {
-		return d.value.(*contract.Market)
+func (st *State) Market() *contract.Market {
+	if d := st.Docs[contract.DomainMarket]; d != nil {
+		return d.Value.(*contract.Market)
 	}
 	return nil
 }
 
-func (st *state) holders() *contract.Holders {
-	if d := st.docs[contract.DomainHolders]; d != nil {
-		return d.value.(*contract.Holders)
+func (st *State) Holders() *contract.Holders {
+	if d := st.Docs[contract.DomainHolders]; d != nil {
+		return d.Value.(*contract.Holders)
 	}
 	return nil
 }
@@ -69,13 +69,13 @@ func decodeAt(env contract.Envelope, now time.Time) (any, error) {
 	if err := env.ValidateAt(now); err != nil {
 		return nil, fmt.Errorf("%s: %w", env.Domain, err)
 	}
-	return decode(env)
+	return Decode(env)
 }
 
 // decode turns an envelope into its validated document. It is the one
 // place where bytes written by another process are interpreted, so it
 // refuses anything the renderers could not turn into an exact body.
-func decode(env contract.Envelope) (any, error) {
+func Decode(env contract.Envelope) (any, error) {
 	switch env.Domain {
 	case contract.DomainSupply:
 		var s contract.Supply
@@ -152,79 +152,79 @@ func validateMarket(m *contract.Market) error {
 // restart without persistence) keeps our copy until its own TTL runs out; a
 // value that cannot be used never replaces a good one. Documents past
 // their TTL are dropped.
-func merge(prev *state, read map[contract.Domain]readDoc, readErrs map[contract.Domain]error, statuses map[string]contract.Status, now time.Time) (*state, []string) {
-	next := &state{docs: map[contract.Domain]*doc{}, rejected: map[contract.Domain]string{}, statuses: statuses}
+func Merge(prev *State, read map[contract.Domain]ReadDoc, readErrs map[contract.Domain]error, statuses map[string]contract.Status, now time.Time) (*State, []string) {
+	next := &State{Docs: map[contract.Domain]*Doc{}, Rejected: map[contract.Domain]string{}, Statuses: statuses}
 	if statuses == nil && prev != nil {
-		next.statuses = prev.statuses
+		next.Statuses = prev.Statuses
 	}
 	if prev != nil {
-		next.hist = prev.hist
+		next.Hist = prev.Hist
 	}
 	var problems []string
 	for _, d := range contract.Domains {
-		var old *doc
+		var old *Doc
 		if prev != nil {
-			old = prev.docs[d]
+			old = prev.Docs[d]
 		}
 		cur := old
 		if r, ok := read[d]; ok {
 			switch {
-			case old != nil && old.env.UpdatedAt.Equal(r.env.UpdatedAt) && string(old.env.Data) == string(r.env.Data):
+			case old != nil && old.Env.UpdatedAt.Equal(r.Env.UpdatedAt) && string(old.Env.Data) == string(r.Env.Data):
 				// unchanged; the expiry computed from the remaining TTL
 				// jitters by the read latency, so keep ours unless it moved
-				if diff := r.expires.Sub(old.expires); diff > time.Second || diff < -time.Second {
-					cur = &doc{env: old.env, value: old.value, expires: r.expires}
+				if diff := r.Expires.Sub(old.Expires); diff > time.Second || diff < -time.Second {
+					cur = &Doc{Env: old.Env, Value: old.Value, Expires: r.Expires}
 				}
 			default:
-				v, err := decodeAt(r.env, now)
+				v, err := decodeAt(r.Env, now)
 				if err != nil {
-					next.rejected[d] = err.Error()
+					next.Rejected[d] = err.Error()
 					problems = append(problems, err.Error())
 					break
 				}
-				cur = &doc{env: r.env, value: v, expires: r.expires}
+				cur = &Doc{Env: r.Env, Value: v, Expires: r.Expires}
 			}
 		}
 		if e := readErrs[d]; e != nil {
-			next.rejected[d] = e.Error()
+			next.Rejected[d] = e.Error()
 			problems = append(problems, e.Error())
 		}
-		if cur != nil && !cur.expires.IsZero() && !now.Before(cur.expires) {
+		if cur != nil && !cur.Expires.IsZero() && !now.Before(cur.Expires) {
 			cur = nil
 		}
 		if cur != nil {
-			next.docs[d] = cur
+			next.Docs[d] = cur
 		}
 	}
 	if prev != nil && read == nil { // the store could not be read: keep the rejections known
-		for d, why := range prev.rejected {
-			next.rejected[d] = why
+		for d, why := range prev.Rejected {
+			next.Rejected[d] = why
 		}
 	}
 	return next, problems
 }
 
 // readDoc is a document as read from the store, with its expiry.
-type readDoc struct {
-	env     contract.Envelope
-	expires time.Time
+type ReadDoc struct {
+	Env     contract.Envelope
+	Expires time.Time
 }
 
 // expire drops documents past their TTL from st (a copy when any is).
-func expire(st *state, now time.Time) *state {
+func Expire(st *State, now time.Time) *State {
 	n := 0
-	for _, d := range st.docs {
-		if !d.expires.IsZero() && !now.Before(d.expires) {
+	for _, d := range st.Docs {
+		if !d.Expires.IsZero() && !now.Before(d.Expires) {
 			n++
 		}
 	}
 	if n == 0 {
 		return st
 	}
-	next := &state{docs: map[contract.Domain]*doc{}, rejected: st.rejected, statuses: st.statuses, hist: st.hist}
-	for k, d := range st.docs {
-		if d.expires.IsZero() || now.Before(d.expires) {
-			next.docs[k] = d
+	next := &State{Docs: map[contract.Domain]*Doc{}, Rejected: st.Rejected, Statuses: st.Statuses, Hist: st.Hist}
+	for k, d := range st.Docs {
+		if d.Expires.IsZero() || now.Before(d.Expires) {
+			next.Docs[k] = d
 		}
 	}
 	return next

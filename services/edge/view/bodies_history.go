@@ -1,10 +1,10 @@
-package edge
+package view
 
 // Bodies of the history: /api/history/{measure}/{window}.
 
 import (
 	"fmt"
-	"net/http"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/contract"
@@ -86,23 +86,23 @@ var historyResolutions = map[contract.Tier]string{contract.TierRaw: "sample", co
 
 // historyRoutes are the rendered routes of the history answers, by
 // historyMeasures index: the domain's freshness group.
-var historyRoutes = func() (out [numHistMeasures]renderedRoute) {
-	for i, hm := range historyMeasures {
-		g := groupMarket
-		switch hm.measure.Domain() {
+var historyRoutes = func() (out [NumHistMeasures]renderedRoute) {
+	for i, hm := range HistoryMeasures {
+		g := answer.GroupMarket
+		switch hm.Measure.Domain() {
 		case contract.DomainSupply:
-			g = groupSupply
+			g = answer.GroupSupply
 		case contract.DomainHolders:
-			g = groupHolders
+			g = answer.GroupHolders
 		}
-		out[i] = renderedRoute{path: PathHistory, group: g, render: (*renderer).history, compress: true}
+		out[i] = renderedRoute{Path: PathHistory, group: g, render: (*renderer).history, compress: true}
 	}
 	return out
 }()
 
 func historyRoute(m contract.Measure) renderedRoute {
-	for i, hm := range historyMeasures {
-		if hm.measure == m {
+	for i, hm := range HistoryMeasures {
+		if hm.Measure == m {
 			return historyRoutes[i]
 		}
 	}
@@ -111,11 +111,11 @@ func historyRoute(m contract.Measure) renderedRoute {
 
 // historyStale reports whether hs's last point is past its domain's
 // stale-after, and notes when it will be.
-func (r *renderer) historyStale(hs *historySeries) bool {
-	if hs == nil || len(hs.points) == 0 {
+func (r *renderer) historyStale(hs *HistorySeries) bool {
+	if hs == nil || len(hs.Points) == 0 {
 		return false
 	}
-	flip := time.UnixMilli(hs.points[len(hs.points)-1].Last()).Add(r.timings[hs.measure.Domain()].StaleAfter)
+	flip := time.UnixMilli(hs.Points[len(hs.Points)-1].Last()).Add(r.Timings[hs.Measure.Domain()].StaleAfter)
 	stale := r.now.After(flip)
 	if !stale {
 		r.noteChange(flip.Add(time.Millisecond))
@@ -124,47 +124,47 @@ func (r *renderer) historyStale(hs *historySeries) bool {
 }
 
 // history renders the answer of r.histIdx.
-func (r *renderer) history() *response {
-	hm := historyMeasures[r.histIdx[0]]
-	m, w := hm.measure, contract.HistoryWindows[r.histIdx[1]]
-	if _, ok := r.maxSupplyWhole(); m == contract.MeasureFDVUSD && !ok {
+func (r *renderer) history() *answer.Answer {
+	hm := HistoryMeasures[r.histIdx[0]]
+	m, w := hm.Measure, contract.HistoryWindows[r.histIdx[1]]
+	if _, ok := r.MaxSupplyWhole(); m == contract.MeasureFDVUSD && !ok {
 		return r.maxNotDisclosed()
 	}
 	hs := r.st.history(m, w)
 	if hs == nil {
-		return newError(http.StatusServiceUnavailable, codeDataUnavailable,
-			fmt.Sprintf("No %s history has been read from the store yet; retry later.", hm.segment), r.cfg.RetryAfter)
+		return answer.NewError(answer.StatusServiceUnavailable, answer.CodeDataUnavailable,
+			fmt.Sprintf("No %s history has been read from the store yet; retry later.", hm.Segment), r.RetryAfter)
 	}
-	b := historyBody{Mint: r.token.Mint, Measure: hm.segment, Window: string(w), Unit: m.Unit(),
-		Resolution: historyResolutions[hs.tier], Downsampled: hs.downsampled, OHLC: m.OHLC(),
-		From: formatTime(hs.from), To: formatTime(hs.to), Gaps: make([]historyGapBody, 0, len(hs.gaps)),
-		Truncated: hs.truncated, Source: historySource{Upstreams: historyUpstreams[m.Domain()]}}
+	b := historyBody{Mint: r.Token.Mint, Measure: hm.Segment, Window: string(w), Unit: m.Unit(),
+		Resolution: historyResolutions[hs.Tier], Downsampled: hs.Downsampled, OHLC: m.OHLC(),
+		From: answer.FormatTime(hs.From), To: answer.FormatTime(hs.To), Gaps: make([]historyGapBody, 0, len(hs.Gaps)),
+		Truncated: hs.Truncated, Source: historySource{Upstreams: historyUpstreams[m.Domain()]}}
 	if m == contract.MeasureSupply {
 		b.Decimals = r.decimals()
 	}
-	if hs.bucket > 0 {
-		b.BucketSeconds = ptr(int64(hs.bucket / time.Second))
+	if hs.Bucket > 0 {
+		b.BucketSeconds = ptr(int64(hs.Bucket / time.Second))
 	}
-	for _, g := range hs.gaps {
-		b.Gaps = append(b.Gaps, historyGapBody{From: formatTime(g.From), To: formatTime(g.To), Open: g.Open})
+	for _, g := range hs.Gaps {
+		b.Gaps = append(b.Gaps, historyGapBody{From: answer.FormatTime(g.From), To: answer.FormatTime(g.To), Open: g.Open})
 	}
 	var lastBF *contract.Point
 	if m.OHLC() {
-		pts := make([]historyOHLCPoint, len(hs.points))
-		for i, p := range hs.points {
-			pts[i] = historyOHLCPoint{Time: formatTime(p.Time()), Open: orValue(p.O, p.V), High: orValue(p.H, p.V),
+		pts := make([]historyOHLCPoint, len(hs.Points))
+		for i, p := range hs.Points {
+			pts[i] = historyOHLCPoint{Time: answer.FormatTime(p.Time()), Open: orValue(p.O, p.V), High: orValue(p.H, p.V),
 				Low: orValue(p.L, p.V), Close: p.V}
 		}
 		b.Points = pts
 	} else {
-		pts := make([]historyValuePoint, len(hs.points))
-		for i, p := range hs.points {
-			pts[i] = historyValuePoint{Time: formatTime(p.Time()), Value: p.V}
+		pts := make([]historyValuePoint, len(hs.Points))
+		for i, p := range hs.Points {
+			pts[i] = historyValuePoint{Time: answer.FormatTime(p.Time()), Value: p.V}
 		}
 		b.Points = pts
 	}
-	for i := range hs.points {
-		p := &hs.points[i]
+	for i := range hs.Points {
+		p := &hs.Points[i]
 		b.Source.Simulated = b.Source.Simulated || p.Sim
 		if p.BF {
 			lastBF = p
@@ -175,14 +175,14 @@ func (r *renderer) history() *response {
 		if lastBF.Sim {
 			name = "simulated"
 		}
-		b.Source.Backfill = &historyBackfill{Name: name, Until: formatTime(time.UnixMilli(lastBF.Last()))}
+		b.Source.Backfill = &historyBackfill{Name: name, Until: answer.FormatTime(time.UnixMilli(lastBF.Last()))}
 	}
-	var in dataInfo
-	if n := len(hs.points); n > 0 {
-		at := time.UnixMilli(hs.points[n-1].Last()).UTC()
-		in = dataInfo{present: true, updatedAt: at, newest: at, stale: r.historyStale(hs)}
-		b.UpdatedAt = ptr(formatTime(at))
-		b.Stale = in.stale
+	var in answer.DataInfo
+	if n := len(hs.Points); n > 0 {
+		at := time.UnixMilli(hs.Points[n-1].Last()).UTC()
+		in = answer.DataInfo{Present: true, UpdatedAt: at, Newest: at, Stale: r.historyStale(hs)}
+		b.UpdatedAt = ptr(answer.FormatTime(at))
+		b.Stale = in.Stale
 	}
 	return r.okJSON(b, in)
 }

@@ -1,11 +1,11 @@
-package edge
+package view
 
 // Bodies of the market domain: /api/price, /api/market, /api/market-data
 // and /api/market-pairs.
 
 import (
 	"encoding/json"
-	"net/http"
+	"github.com/tokendata/tokendata/services/edge/answer"
 
 	"github.com/shopspring/decimal"
 
@@ -45,16 +45,16 @@ type priceBody struct {
 }
 
 // noMarket answers /api/price when the aggregator has no usable pair.
-func (r *renderer) noMarket(m *contract.Market) *response {
+func (r *renderer) noMarket(m *contract.Market) *answer.Answer {
 	msg := "The market aggregator lists no trading pair for this token (not indexed)."
 	if m.Status == contract.MarketNoUsablePair {
 		msg = "The market aggregator lists pairs for this token, but none has a usable USD price; see /api/market-pairs."
 	}
-	return newError(http.StatusServiceUnavailable, codeNoMarket, msg, r.cfg.RetryAfter)
+	return answer.NewError(answer.StatusServiceUnavailable, answer.CodeNoMarket, msg, r.RetryAfter)
 }
 
-func (r *renderer) price() *response {
-	m := r.st.market()
+func (r *renderer) price() *answer.Answer {
+	m := r.st.Market()
 	if m == nil {
 		return r.unavailable(contract.DomainMarket)
 	}
@@ -64,10 +64,10 @@ func (r *renderer) price() *response {
 	}
 	in := r.info(contract.DomainMarket)
 	return r.okJSON(priceBody{
-		Mint: r.token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
+		Mint: r.Token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
 		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
-		Source:    r.st.docs[contract.DomainMarket].env.Source,
-		UpdatedAt: formatTime(in.updatedAt), Stale: in.stale,
+		Source:    r.st.Docs[contract.DomainMarket].Env.Source,
+		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
 
@@ -88,7 +88,7 @@ func (r *renderer) valuation(m *contract.Market, sp *supplies) (mcap, fdv *json.
 			mcap = ptr(num(v))
 		}
 	}
-	if whole, ok := r.maxSupplyWhole(); ok {
+	if whole, ok := r.MaxSupplyWhole(); ok {
 		if mx, err := decimal.NewFromString(whole); err == nil {
 			v, _ := m.PriceTimes(mx)
 			fdv = ptr(num(v))
@@ -137,7 +137,7 @@ func countPairs(m *contract.Market) pairCounts {
 // marketDomains are the domains of the composite market bodies.
 var marketDomains = []contract.Domain{contract.DomainMarket, contract.DomainSupply, contract.DomainHolders}
 
-type marketBody struct {
+type MarketBody struct {
 	Mint                  string       `json:"mint"`
 	Name                  string       `json:"name"`
 	Symbol                string       `json:"symbol"`
@@ -172,7 +172,7 @@ type marketBody struct {
 // maxWhole is the maximum supply in whole tokens, nil when none is
 // disclosed.
 func (r *renderer) maxWhole() *json.Number {
-	whole, ok := r.maxSupplyWhole()
+	whole, ok := r.MaxSupplyWhole()
 	if !ok {
 		return nil
 	}
@@ -183,22 +183,22 @@ func (r *renderer) maxWhole() *json.Number {
 // the decimals are known.
 func (r *renderer) maxRaw() *string {
 	d := r.decimals()
-	if d == nil || !r.token.MaxSupplyDisclosed() {
+	if d == nil || !r.Token.MaxSupplyDisclosed() {
 		return nil
 	}
-	raw, err := r.token.MaxSupplyRaw(*d)
+	raw, err := r.Token.MaxSupplyRaw(*d)
 	if err != nil {
 		return nil
 	}
 	return &raw
 }
 
-func (r *renderer) composite() (in dataInfo, missing []string, ok bool) {
+func (r *renderer) composite() (in answer.DataInfo, missing []string, ok bool) {
 	missing = r.missing(marketDomains...)
 	return r.info(marketDomains...), missing, len(missing) < len(marketDomains)
 }
 
-func (r *renderer) market() *response {
+func (r *renderer) market() *answer.Answer {
 	in, missing, ok := r.composite()
 	if !ok {
 		return r.unavailable(contract.DomainMarket)
@@ -208,10 +208,10 @@ func (r *renderer) market() *response {
 		return r.internal(err)
 	}
 	name, symbol := r.identity()
-	b := marketBody{Mint: r.token.Mint, Name: name, Symbol: symbol, MaxSupply: r.maxWhole(),
+	b := MarketBody{Mint: r.Token.Mint, Name: name, Symbol: symbol, MaxSupply: r.maxWhole(),
 		MaxSupplyRaw: r.maxRaw(), Decimals: r.decimals(), PortalVersion: PortalVersion,
-		UpdatedAt: timePtr(in), Stale: in.stale, Missing: missing}
-	m := r.st.market()
+		UpdatedAt: timePtr(in), Stale: in.Stale, Missing: missing}
+	m := r.st.Market()
 	if m != nil {
 		b.MarketStatus = ptr(m.Status)
 		b.PriceUSD = priceNumPtr(m)
@@ -226,7 +226,7 @@ func (r *renderer) market() *response {
 		}
 	}
 	b.MarketCapUSD, b.FDVUSD = r.valuation(m, sp)
-	if h := r.st.holders(); h != nil {
+	if h := r.st.Holders(); h != nil {
 		b.Holders = ptr(h.Holders)
 	}
 	if sp != nil {
@@ -321,19 +321,19 @@ type marketDataBody struct {
 }
 
 func (r *renderer) source(d contract.Domain) *sourceSection {
-	doc := r.st.docs[d]
+	doc := r.st.Docs[d]
 	if doc == nil {
 		return nil
 	}
 	at, stale := r.fresh(d)
-	return &sourceSection{Source: doc.env.Source, UpdatedAt: formatTime(at), Stale: stale}
+	return &sourceSection{Source: doc.Env.Source, UpdatedAt: answer.FormatTime(at), Stale: stale}
 }
 
 func txns(t contract.Txns) txnsSection {
 	return txnsSection{Buys: t.Buys, Sells: t.Sells, Total: t.Buys + t.Sells}
 }
 
-func (r *renderer) marketData() *response {
+func (r *renderer) marketData() *answer.Answer {
 	in, missing, ok := r.composite()
 	if !ok {
 		return r.unavailable(contract.DomainMarket)
@@ -344,11 +344,11 @@ func (r *renderer) marketData() *response {
 	}
 	name, symbol := r.identity()
 	b := marketDataBody{APIVersion: APIVersion, PortalVersion: PortalVersion,
-		Token:    tokenSection{Mint: r.token.Mint, Name: name, Symbol: symbol, Decimals: r.decimals()},
-		Warnings: []contract.Warning{}, UpdatedAt: timePtr(in), Stale: in.stale, Missing: missing,
+		Token:    tokenSection{Mint: r.Token.Mint, Name: name, Symbol: symbol, Decimals: r.decimals()},
+		Warnings: []contract.Warning{}, UpdatedAt: timePtr(in), Stale: in.Stale, Missing: missing,
 		Sources: sourcesSection{Market: r.source(contract.DomainMarket), Supply: r.source(contract.DomainSupply),
 			Holders: r.source(contract.DomainHolders)}}
-	m := r.st.market()
+	m := r.st.Market()
 	if m != nil {
 		b.MarketStatus = ptr(m.Status)
 		if m.PriceUSD != nil {
@@ -371,7 +371,7 @@ func (r *renderer) marketData() *response {
 		b.Warnings = warnings(m.Warnings)
 	}
 	b.Valuation.MarketCapUSD, b.Valuation.FDVUSD = r.valuation(m, sp)
-	if h := r.st.holders(); h != nil {
+	if h := r.st.Holders(); h != nil {
 		b.Holders = &holdersSection{Count: h.Holders, TokenAccounts: h.TokenAccounts,
 			NonZeroAccounts: h.NonZeroAccounts, Method: h.Method}
 	}
@@ -419,15 +419,15 @@ type marketPairsBody struct {
 	Stale     bool               `json:"stale"`
 }
 
-func (r *renderer) marketPairs() *response {
-	m := r.st.market()
+func (r *renderer) marketPairs() *answer.Answer {
+	m := r.st.Market()
 	if m == nil {
 		return r.unavailable(contract.DomainMarket)
 	}
 	in := r.info(contract.DomainMarket)
-	b := marketPairsBody{Mint: r.token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
+	b := marketPairsBody{Mint: r.Token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
 		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: warnings(m.Warnings),
-		Source: r.st.docs[contract.DomainMarket].env.Source, UpdatedAt: formatTime(in.updatedAt), Stale: in.stale}
+		Source: r.st.Docs[contract.DomainMarket].Env.Source, UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}
 	for _, o := range m.Official {
 		b.Official = append(b.Official, officialPairBody{Address: o.Address, Found: o.Found, Selected: o.Selected,
 			LiquidityUSD: numPtr(o.LiquidityUSD)})
@@ -440,7 +440,7 @@ func (r *renderer) marketPairs() *response {
 			d.Labels = []string{}
 		}
 		if p.CreatedAt != nil {
-			d.CreatedAt = ptr(formatTime(*p.CreatedAt))
+			d.CreatedAt = ptr(answer.FormatTime(*p.CreatedAt))
 		}
 		if p.Reason != "" {
 			d.Reason = ptr(p.Reason)

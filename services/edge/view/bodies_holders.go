@@ -1,10 +1,10 @@
-package edge
+package view
 
 // Body of the holders domain: /api/holders.
 
 import (
 	"encoding/json"
-	"net/http"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"strconv"
 	"strings"
 
@@ -25,10 +25,10 @@ type holdersBody struct {
 	Stale           bool            `json:"stale"`
 }
 
-func (r *renderer) holders() *response {
-	h := r.st.holders()
+func (r *renderer) holders() *answer.Answer {
+	h := r.st.Holders()
 	if h == nil {
-		if run, ok := r.st.statuses[contract.CollectorHolders].Runs[contract.DomainHolders]; ok &&
+		if run, ok := r.st.Statuses[contract.CollectorHolders].Runs[contract.DomainHolders]; ok &&
 			!run.OK && run.ErrorKind == contract.ErrKindUnsupported {
 			// The remedy first, whole: it is what the reader must do; the
 			// node's own words after it, bounded.
@@ -39,9 +39,9 @@ func (r *renderer) holders() *response {
 				msg += "Set HOLDERS_RPC_URL to a node that serves getProgramAccounts for token accounts, or HOLDERS_METHOD=das with a DAS provider."
 			}
 			if run.Error != "" {
-				msg += " The node said: " + r.redact(sentence(run.Error))
+				msg += " The node said: " + r.Redact(sentence(run.Error))
 			}
-			return newError(http.StatusServiceUnavailable, codeHoldersUnavailable, msg, r.cfg.RetryAfter)
+			return answer.NewError(answer.StatusServiceUnavailable, answer.CodeHoldersUnavailable, msg, r.RetryAfter)
 		}
 		return r.unavailable(contract.DomainHolders)
 	}
@@ -50,11 +50,11 @@ func (r *renderer) holders() *response {
 	if q == nil {
 		q = []string{}
 	}
-	return r.okJSON(holdersBody{Mint: r.token.Mint, Holders: h.Holders, TokenAccounts: h.TokenAccounts,
+	return r.okJSON(holdersBody{Mint: r.Token.Mint, Holders: h.Holders, TokenAccounts: h.TokenAccounts,
 		NonZeroAccounts: h.NonZeroAccounts, Method: h.Method, Queries: q, Slot: h.Slot,
 		DurationSeconds: json.Number(strconv.FormatFloat(max(h.DurationSeconds, 0), 'f', 3, 64)),
-		Source:          r.st.docs[contract.DomainHolders].env.Source,
-		UpdatedAt:       formatTime(in.updatedAt), Stale: in.stale}, in)
+		Source:          r.st.Docs[contract.DomainHolders].Env.Source,
+		UpdatedAt:       answer.FormatTime(in.UpdatedAt), Stale: in.Stale}, in)
 }
 
 // firstUpper capitalises the first letter of s (ASCII).

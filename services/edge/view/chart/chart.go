@@ -1,8 +1,8 @@
-package edge
+package chart
 
 // The portal's history charts: one SVG per series, rendered on the
 // server from the stored points (contract.Point) and the gaps found on
-// them (store.Gaps). The page needs no script and no third party to show
+// them (contract.Gaps). The page needs no script and no third party to show
 // them, and the strict Content-Security-Policy holds: the SVG carries no
 // style attribute and no script, only classes of the portal's stylesheet
 // and presentation attributes.
@@ -17,7 +17,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/store"
 )
 
 // ChartSeries is one measure's history as a chart draws it.
@@ -30,9 +29,9 @@ type ChartSeries struct {
 	// Points are oldest first. Values are exact decimal strings: they are
 	// parsed only for the coordinates, and labels show them as stored.
 	Points []contract.Point
-	// Gaps are the spans without samples (store.Gaps): drawn as breaks,
+	// Gaps are the spans without samples (contract.Gaps): drawn as breaks,
 	// never bridged by a line.
-	Gaps []store.Gap
+	Gaps []contract.Gap
 	// Shift scales the labels: values are shown multiplied by 10^Shift
 	// (-decimals for a supply in base units); 0 for every other measure.
 	Shift int32
@@ -57,7 +56,7 @@ const (
 // gaps is a dot; each gap is a hatched band with its own title; the
 // price's high-low range, when the points carry one, is a band under its
 // line.
-func renderChart(s ChartSeries) template.HTML {
+func RenderChart(s ChartSeries) template.HTML {
 	pts := make([]chartPoint, 0, len(s.Points))
 	for _, p := range s.Points {
 		cp, ok := parseChartPoint(p)
@@ -180,7 +179,7 @@ func parseChartPoint(p contract.Point) (chartPoint, bool) {
 
 // chartRuns splits the points where a gap lies between two consecutive
 // ones: each run is drawn as one line.
-func chartRuns(pts []chartPoint, gaps []store.Gap) [][]chartPoint {
+func chartRuns(pts []chartPoint, gaps []contract.Gap) [][]chartPoint {
 	var runs [][]chartPoint
 	start := 0
 	for i := 1; i <= len(pts); i++ {
@@ -194,7 +193,7 @@ func chartRuns(pts []chartPoint, gaps []store.Gap) [][]chartPoint {
 
 // gapBetween reports whether a gap overlaps the time between a and b
 // (Unix ms).
-func gapBetween(a, b int64, gaps []store.Gap) bool {
+func gapBetween(a, b int64, gaps []contract.Gap) bool {
 	for _, g := range gaps {
 		if g.From.UnixMilli() < b && g.To.UnixMilli() > a {
 			return true
@@ -215,7 +214,7 @@ func (s ChartSeries) label(preferred, v string) string {
 			v = d.Shift(s.Shift).String()
 		}
 	}
-	return s.Prefix + groupDigits(v)
+	return s.Prefix + GroupDigits(v)
 }
 
 // chartSummary is the chart's description for screen readers.
@@ -235,7 +234,7 @@ func chartSummary(s ChartSeries, pts []chartPoint, lo, hi chartPoint) string {
 	return msg
 }
 
-func gapText(g store.Gap) string {
+func gapText(g contract.Gap) string {
 	if g.Open {
 		return "no data since " + chartTime(g.From.UnixMilli())
 	}
@@ -260,4 +259,40 @@ func abs(v float64) float64 {
 		return -v
 	}
 	return v
+}
+
+// renderHistory is the page's history section: one chart per series
+// that has a point, nothing when none has.
+func RenderHistory(series []ChartSeries) template.HTML {
+	var b strings.Builder
+	for _, s := range series {
+		svg := RenderChart(s)
+		if svg == "" {
+			continue
+		}
+		b.WriteString(`<figure class="chart-box"><figcaption>` + template.HTMLEscapeString(s.Title) +
+			`</figcaption>` + string(svg) + `</figure>`)
+	}
+	return template.HTML(b.String()) //nolint:gosec // the charts escape their text; the titles are escaped here
+}
+
+// groupDigits puts a comma between each group of three digits of a
+// decimal's integer part.
+func GroupDigits(v string) string {
+	sign := ""
+	if strings.HasPrefix(v, "-") {
+		sign, v = "-", v[1:]
+	}
+	intPart, frac, hasFrac := strings.Cut(v, ".")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
 }

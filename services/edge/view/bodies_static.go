@@ -1,9 +1,10 @@
-package edge
+package view
 
 // Bodies made of the token file mostly: /api/token-metadata,
 // /api/exchanges and the OpenAPI document.
 
 import (
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"strings"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -33,15 +34,15 @@ type tokenMetadataBody struct {
 	Missing       []string                  `json:"missing"`
 }
 
-func (r *renderer) tokenMetadata() *response {
+func (r *renderer) tokenMetadata() *answer.Answer {
 	ds := []contract.Domain{contract.DomainMetadata, contract.DomainSupply}
 	in := r.info(ds...)
 	name, symbol := r.identity()
-	t := r.token
+	t := r.Token
 	b := tokenMetadataBody{Mint: t.Mint, Name: name, Symbol: symbol, Decimals: r.decimals(),
 		Description: nonEmpty(t.Description), Logo: nonEmpty(t.Logo), Links: t.Links,
 		PublicBaseURL: nonEmpty(t.PublicBaseURL), Warnings: []contract.Warning{},
-		UpdatedAt: timePtr(in), Stale: in.stale, Missing: r.missing(ds...)}
+		UpdatedAt: timePtr(in), Stale: in.Stale, Missing: r.missing(ds...)}
 	if b.Links == nil {
 		b.Links = []config.Link{}
 	}
@@ -86,8 +87,8 @@ type exchangesBody struct {
 	Aggregators   map[string]string  `json:"aggregators"`
 }
 
-func (r *renderer) exchanges() *response {
-	t := r.token
+func (r *renderer) exchanges() *answer.Answer {
+	t := r.Token
 	b := exchangesBody{Mint: t.Mint, Name: t.Name, Symbol: t.Symbol, Exchanges: []exchangeBody{},
 		OfficialPairs: []officialPairLink{}, API: map[string]string{},
 		Explorers: map[string]string{
@@ -115,9 +116,9 @@ func (r *renderer) exchanges() *response {
 	} {
 		b.API[key] = base + path
 	}
-	return r.okJSON(b, dataInfo{})
+	return r.okJSON(b, answer.DataInfo{})
 }
 
-func (r *renderer) openAPI() *response {
-	return newOK(contentJSON, r.cacheControl(groupStatic), r.openapi, dataInfo{})
+func (r *renderer) openAPI() *answer.Answer {
+	return answer.NewOK(answer.ContentJSON, r.cacheControl(answer.GroupStatic), r.OpenAPI, answer.DataInfo{})
 }

@@ -1,40 +1,10 @@
 package edge
 
 import (
-	"bytes"
-	"io"
 	"strings"
-	"sync"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
+	"github.com/tokendata/tokendata/services/edge/answer"
 )
-
-// coding is a content coding the edge can send (RFC 9110 §8.4.1).
-type coding uint8
-
-const (
-	codingIdentity coding = iota
-	codingGzip
-	codingBrotli
-	numCodings
-)
-
-// offer is the set of codings a response has, one bit per coding.
-type offer uint8
-
-func (o offer) has(c coding) bool { return o&(1<<c) != 0 }
-
-// Content-Encoding values, and the suffix each variant adds inside the
-// identity ETag's quotes.
-var (
-	codingNames = [numCodings]string{codingGzip: "gzip", codingBrotli: "br"}
-	etagSuffix  = [numCodings]string{codingGzip: "-gz", codingBrotli: "-br"}
-)
-
-// minCompressBytes is the shortest body worth compressing: below it the
-// saving is a few bytes, less than the headers a variant adds.
-const minCompressBytes = 256
 
 // negotiate picks the coding of the answer from the request's
 // Accept-Encoding field lines (RFC 9110 §12.5.3) among those on offer;
@@ -52,17 +22,17 @@ const minCompressBytes = 256
 //     higher weight;
 //   - when nothing on offer is acceptable (identity;q=0 too), identity is
 //     sent all the same: the API answers, it does not refuse (no 406/415).
-func negotiate(fields []string, on offer) coding {
-	if len(fields) == 0 || on == 1<<codingIdentity {
-		return codingIdentity
+func negotiate(fields []string, on answer.Offer) answer.Coding {
+	if len(fields) == 0 || on == 1<<answer.CodingIdentity {
+		return answer.CodingIdentity
 	}
 	w, ok := parseAcceptEncoding(fields)
 	if !ok {
-		return codingIdentity
+		return answer.CodingIdentity
 	}
-	best, bestQ := codingIdentity, 0
-	for _, c := range [...]coding{codingBrotli, codingGzip} {
-		if !on.has(c) {
+	best, bestQ := answer.CodingIdentity, 0
+	for _, c := range [...]answer.Coding{answer.CodingBrotli, answer.CodingGzip} {
+		if !on.Has(c) {
 			continue
 		}
 		q := w.q[c]
@@ -73,15 +43,15 @@ func negotiate(fields []string, on offer) coding {
 			best, bestQ = c, q
 		}
 	}
-	if best == codingIdentity {
-		return codingIdentity
+	if best == answer.CodingIdentity {
+		return answer.CodingIdentity
 	}
-	id := w.q[codingIdentity]
+	id := w.q[answer.CodingIdentity]
 	if id < 0 {
 		id = w.star
 	}
 	if id > bestQ {
-		return codingIdentity
+		return answer.CodingIdentity
 	}
 	return best
 }
@@ -89,7 +59,7 @@ func negotiate(fields []string, on offer) coding {
 // weights are the weights (0–1000) an Accept-Encoding field gives the
 // codings the edge knows and "*"; -1 when not listed.
 type weights struct {
-	q    [numCodings]int
+	q    [answer.NumCodings]int
 	star int
 }
 
@@ -103,7 +73,7 @@ type weights struct {
 // Empty list elements are allowed (RFC 9110 §5.6.1). ok is false when
 // any element does not follow the grammar.
 func parseAcceptEncoding(fields []string) (w weights, ok bool) {
-	w = weights{q: [numCodings]int{-1, -1, -1}, star: -1}
+	w = weights{q: [answer.NumCodings]int{-1, -1, -1}, star: -1}
 	for _, f := range fields {
 		for f != "" {
 			var elem string
@@ -125,11 +95,11 @@ func parseAcceptEncoding(fields []string) (w weights, ok bool) {
 			case name == "*":
 				slot = &w.star
 			case strings.EqualFold(name, "gzip"), strings.EqualFold(name, "x-gzip"):
-				slot = &w.q[codingGzip]
+				slot = &w.q[answer.CodingGzip]
 			case strings.EqualFold(name, "br"):
-				slot = &w.q[codingBrotli]
+				slot = &w.q[answer.CodingBrotli]
 			case strings.EqualFold(name, "identity"):
-				slot = &w.q[codingIdentity]
+				slot = &w.q[answer.CodingIdentity]
 			default:
 				continue // a coding the edge does not offer
 			}
@@ -208,70 +178,4 @@ func isTchar(b byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
-}
-
-// Compressors are reused: their state (about a megabyte at these
-// levels) would otherwise be allocated for every body.
-var (
-	gzipWriters = sync.Pool{New: func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestCompression) // a valid level: never an error
-		return zw
-	}}
-	brotliWriters = sync.Pool{New: func() any {
-		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: brotliWindow})
-	}}
-	brotliLargeWriters = sync.Pool{New: func() any {
-		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotliLargeQuality, LGWin: brotliWindow})
-	}}
-)
-
-// Brotli's best quality (11) runs at about 1.6 MB/s here: 56 ms for a
-// 35 KB history body, and a market change renders some 25 of them. A body
-// of brotliLargeBytes or more is compressed at brotliLargeQuality instead,
-// tens of times faster for a few percent more bytes; the small bodies,
-// the most requested, keep the best quality.
-const (
-	brotliLargeBytes   = 8 << 10
-	brotliLargeQuality = 7
-)
-
-// brotliWindow is the brotli window (2^16 = 64 KiB), the largest distance
-// a match can reach back: every body of the API fits in it (the OpenAPI
-// document, the largest, is about 40 KiB).
-const brotliWindow = 16
-
-// compressBody returns body in coding c at the library's best compression
-// (brotli: see brotliLargeBytes) once per change of a body, never per request, or
-// nil when that is not smaller than body. The output depends only on the
-// body (no timestamp, no name), so each variant of a body is the same
-// bytes every time it is rendered by the same build.
-func compressBody(c coding, body []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(body))
-	var w interface {
-		io.Writer
-		Close() error
-	}
-	switch c {
-	case codingGzip:
-		zw := gzipWriters.Get().(*gzip.Writer)
-		defer gzipWriters.Put(zw)
-		zw.Reset(&buf)
-		w = zw
-	case codingBrotli:
-		pool := &brotliWriters
-		if len(body) >= brotliLargeBytes {
-			pool = &brotliLargeWriters
-		}
-		bw := pool.Get().(*brotli.Writer)
-		defer pool.Put(bw)
-		bw.Reset(&buf)
-		w = bw
-	default:
-		return nil
-	}
-	if _, err := w.Write(body); err != nil || w.Close() != nil || buf.Len() >= len(body) {
-		return nil
-	}
-	return bytes.Clone(buf.Bytes())
 }

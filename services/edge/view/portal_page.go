@@ -1,4 +1,4 @@
-package edge
+package view
 
 // What the portal page shows, built from the state as the API's bodies
 // are: the same figures, formatted for reading. Every string here is
@@ -7,6 +7,8 @@ package edge
 
 import (
 	"encoding/json"
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/chart"
 	"html/template"
 	"strconv"
 	"strings"
@@ -37,7 +39,7 @@ func newFigure(key, kind string, v *json.Number) figure {
 	f := figure{Key: key, Kind: kind}
 	if v != nil {
 		f.Value = v.String()
-		f.Text = formatFigure(kind, f.Value)
+		f.Text = FormatFigure(kind, f.Value)
 		if d, err := decimal.NewFromString(f.Value); err == nil && kind == "pct" {
 			switch d.Round(2).Sign() {
 			case 1:
@@ -101,13 +103,13 @@ type listingRow struct {
 
 func (r *renderer) portalPage() *portalPage {
 	name, symbol := r.identity()
-	t := r.token
-	p := &portalPage{Name: name, Symbol: symbol, Mint: t.Mint, Description: t.Description, Demo: r.demo,
+	t := r.Token
+	p := &portalPage{Name: name, Symbol: symbol, Mint: t.Mint, Description: t.Description, Demo: r.Demo,
 		Links: t.Links, Exchanges: t.Exchanges, MaxDisclosed: t.MaxSupplyDisclosed(),
 		RenderedAt: r.now.UTC().Format("2006-01-02 15:04:05 UTC"),
-		CSS:        r.assets.css.path, JS: r.assets.js.path, Icon: r.assets.icon.path,
+		CSS:        r.Assets.css.Path, JS: r.Assets.js.Path, Icon: r.Assets.icon.Path,
 		APIMarket: PathMarket, APIStatus: PathStatus, APIDocs: PathOpenAPI,
-		History: renderHistory(r.portalHistory())}
+		History: chart.RenderHistory(r.portalHistory())}
 	if logoOrigin(t.Logo) != "" {
 		p.Logo = t.Logo
 	}
@@ -115,12 +117,12 @@ func (r *renderer) portalPage() *portalPage {
 		p.Name = t.Mint
 	}
 	in := r.info(portalDomains...)
-	if in.present {
-		p.UpdatedAt = formatTime(in.updatedAt)
-		p.Stale = in.stale
+	if in.Present {
+		p.UpdatedAt = answer.FormatTime(in.UpdatedAt)
+		p.Stale = in.Stale
 	}
-	m := r.st.market()
-	var mb marketBody
+	m := r.st.Market()
+	var mb MarketBody
 	if m != nil {
 		p.MarketStatus = m.Status
 		mb.PriceUSD, mb.PriceChange24hPercent = priceNumPtr(m), numPtr(m.PriceChange.H24)
@@ -144,7 +146,7 @@ func (r *renderer) portalPage() *portalPage {
 	p.Liquidity = newFigure("liquidity_usd", "money", mb.LiquidityUSD)
 	p.Volume24h = newFigure("volume_24h_usd", "money", mb.Volume24hUSD)
 	var holders *json.Number
-	if h := r.st.holders(); h != nil {
+	if h := r.st.Holders(); h != nil {
 		holders = ptr(json.Number(strconv.FormatUint(h.Holders, 10)))
 		p.HoldersMethod = h.Method
 	}
@@ -175,7 +177,7 @@ func (r *renderer) portalPage() *portalPage {
 // document's report of each (found, selected, liquidity).
 func (r *renderer) portalPairs(m *contract.Market) []portalPair {
 	var out []portalPair
-	for _, o := range r.token.OfficialPairs {
+	for _, o := range r.Token.OfficialPairs {
 		pp := portalPair{Name: o.Base + "/" + o.Quote, Dex: o.Dex, Address: o.Address,
 			URL: "https://dexscreener.com/solana/" + o.Address}
 		if m != nil {
@@ -183,7 +185,7 @@ func (r *renderer) portalPairs(m *contract.Market) []portalPair {
 				if rep.Address == o.Address {
 					pp.Found, pp.Selected = rep.Found, rep.Selected
 					if rep.LiquidityUSD != nil {
-						pp.Liquidity = formatFigure("money", rep.LiquidityUSD.String())
+						pp.Liquidity = FormatFigure("money", rep.LiquidityUSD.String())
 					}
 				}
 			}
@@ -198,15 +200,15 @@ func (r *renderer) freshness() []freshnessRow {
 	out := make([]freshnessRow, 0, len(contract.Domains))
 	for _, d := range contract.Domains {
 		row := freshnessRow{Domain: string(d), State: statusMissing, Run: statusUnknown}
-		if r.st.docs[d] != nil {
+		if r.st.Docs[d] != nil {
 			at, stale := r.fresh(d)
-			row.UpdatedAt, row.State = formatTime(at), "fresh"
+			row.UpdatedAt, row.State = answer.FormatTime(at), "fresh"
 			if stale {
-				row.State = statusStale
+				row.State = StatusStale
 			}
 		}
-		if run, ok := r.st.statuses[contract.CollectorOf(d)].Runs[d]; ok {
-			row.Run = statusOK
+		if run, ok := r.st.Statuses[contract.CollectorOf(d)].Runs[d]; ok {
+			row.Run = StatusOK
 			if !run.OK {
 				row.Run = run.ErrorKind
 				if row.Run == "" {
@@ -247,16 +249,16 @@ func listingRows(publicBase string) []listingRow {
 //   - money: USD rounded to the cent (half away from zero), grouped;
 //   - count, amount: the exact number, digits grouped;
 //   - pct: a signed percentage to two decimals.
-func formatFigure(kind, v string) string {
+func FormatFigure(kind, v string) string {
 	d, err := decimal.NewFromString(v)
 	if err != nil {
 		return v
 	}
 	switch kind {
 	case "usd":
-		return "$" + groupDigits(v)
+		return "$" + chart.GroupDigits(v)
 	case "money":
-		return "$" + groupDigits(d.Round(2).StringFixed(2))
+		return "$" + chart.GroupDigits(d.Round(2).StringFixed(2))
 	case "pct":
 		s := d.Round(2).StringFixed(2)
 		if d.Round(2).IsPositive() {
@@ -264,28 +266,7 @@ func formatFigure(kind, v string) string {
 		}
 		return strings.Replace(s, "-", "−", 1) + " %"
 	}
-	return groupDigits(v)
-}
-
-// groupDigits puts a comma between each group of three digits of a
-// decimal's integer part.
-func groupDigits(v string) string {
-	sign := ""
-	if strings.HasPrefix(v, "-") {
-		sign, v = "-", v[1:]
-	}
-	intPart, frac, hasFrac := strings.Cut(v, ".")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if hasFrac {
-		b.WriteString("." + frac)
-	}
-	return sign + b.String()
+	return chart.GroupDigits(v)
 }
 
 // portalCharts are the page's charts: the measure, the window and the
@@ -307,14 +288,14 @@ var portalCharts = []struct {
 // the history answers: a series the edge has not read, or without points,
 // is left out (the page says the history is not available when none is
 // left).
-func (r *renderer) portalHistory() []ChartSeries {
-	var out []ChartSeries
+func (r *renderer) portalHistory() []chart.ChartSeries {
+	var out []chart.ChartSeries
 	for _, c := range portalCharts {
 		hs := r.st.history(c.m, c.w)
-		if hs == nil || len(hs.points) == 0 {
+		if hs == nil || len(hs.Points) == 0 {
 			continue
 		}
-		cs := ChartSeries{ID: "chart-" + strings.ReplaceAll(string(c.m), "_", "-"), Title: c.title, Points: hs.points, Gaps: hs.gaps}
+		cs := chart.ChartSeries{ID: "chart-" + strings.ReplaceAll(string(c.m), "_", "-"), Title: c.title, Points: hs.Points, Gaps: hs.Gaps}
 		switch c.m.Unit() {
 		case "usd":
 			cs.Prefix = "$"
@@ -328,19 +309,4 @@ func (r *renderer) portalHistory() []ChartSeries {
 		out = append(out, cs)
 	}
 	return out
-}
-
-// renderHistory is the page's history section: one chart per series
-// that has a point, nothing when none has.
-func renderHistory(series []ChartSeries) template.HTML {
-	var b strings.Builder
-	for _, s := range series {
-		svg := renderChart(s)
-		if svg == "" {
-			continue
-		}
-		b.WriteString(`<figure class="chart-box"><figcaption>` + template.HTMLEscapeString(s.Title) +
-			`</figcaption>` + string(svg) + `</figure>`)
-	}
-	return template.HTML(b.String()) //nolint:gosec // the charts escape their text; the titles are escaped here
 }

@@ -1,10 +1,10 @@
-package edge
+package view
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -18,37 +18,38 @@ import (
 // to redact from echoed text, and the logger for render failures. It
 // holds nothing of the server, so the bodies depend only on these, the
 // state and the clock.
-type renderInputs struct {
-	token   config.Token
-	cfg     Config
-	timings map[contract.Domain]contract.Timing
-	redactor
-	log *slog.Logger
+type RenderInputs struct {
+	Token config.Token
+	// retryAfter is the Retry-After of every 503 (EDGE_RETRY_AFTER).
+	RetryAfter time.Duration
+	Timings    map[contract.Domain]contract.Timing
+	Redactor
+	Log *slog.Logger
 	// openapi is the OpenAPI document as JSON, converted once.
-	openapi       []byte
-	cacheControls map[group]string
-	errInternal   *response
+	OpenAPI       []byte
+	CacheControls map[answer.Group]string
+	ErrInternal   *answer.Answer
 	// uncompressed leaves out the compressed variants (Vary stays): for
 	// the fuzz targets, which render thousands of states and check what
 	// goes into the bodies, not what gzip and brotli make of them.
-	uncompressed bool
+	Uncompressed bool
 	// demo is true in standalone demo mode (the portal says so).
-	demo bool
+	Demo bool
 	// portal is false with EDGE_PORTAL=off: the page is not rendered.
-	portal bool
+	Portal bool
 	// assets are the portal's embedded files; csp its
 	// Content-Security-Policy.
-	assets *portalAssets
-	csp    string
+	Assets *PortalAssets
+	CSP    string
 }
 
-func (in *renderInputs) cacheControl(g group) string { return in.cacheControls[g] }
+func (in *RenderInputs) cacheControl(g answer.Group) string { return in.CacheControls[g] }
 
 // renderer renders one view: the inputs, the state and the instant it
 // renders for.
 type renderer struct {
-	*renderInputs
-	st    *state
+	*RenderInputs
+	st    *State
 	now   time.Time
 	route renderedRoute
 	next  time.Time
@@ -59,63 +60,63 @@ type renderer struct {
 
 // render renders every route of st at now. prev is the view it replaces
 // (nil for the first): Last-Modified never goes back from prev's.
-func (in *renderInputs) render(st *state, prev *view, now time.Time) *view {
-	v := &view{st: st, renderedAt: now}
-	r := &renderer{renderInputs: in, st: st, now: now}
-	for i, rt := range renderedRoutes {
-		if i == rPortal && !in.portal {
+func (in *RenderInputs) Render(st *State, prev *View, now time.Time) *View {
+	v := &View{State: st, renderedAt: now}
+	r := &renderer{RenderInputs: in, st: st, now: now}
+	for i, rt := range RenderedRoutes {
+		if i == RoutePortal && !in.Portal {
 			continue
 		}
 		r.route = rt
-		var before *response
+		var before *answer.Answer
 		if prev != nil {
-			before = prev.routes[i]
+			before = prev.Routes[i]
 		}
-		v.routes[i] = r.finish(before)
+		v.Routes[i] = r.finish(before)
 	}
-	for i, hm := range historyMeasures {
+	for i, hm := range HistoryMeasures {
 		for j, w := range contract.HistoryWindows {
-			hs := st.history(hm.measure, w)
+			hs := st.history(hm.Measure, w)
 			stale := r.historyStale(hs)
 			var before histAnswer
 			if prev != nil {
-				before = prev.hist[i][j]
+				before = prev.Hist[i][j]
 			}
-			if hs != nil && before.series == hs && before.stale == stale && before.resp.status == http.StatusOK {
-				v.hist[i][j] = before
+			if hs != nil && before.series == hs && before.stale == stale && before.Resp.Status == answer.StatusOK {
+				v.Hist[i][j] = before
 				continue
 			}
-			r.route = historyRoute(hm.measure)
+			r.route = historyRoute(hm.Measure)
 			r.histIdx = [2]int{i, j}
-			v.hist[i][j] = histAnswer{resp: r.finish(before.resp), series: hs, stale: stale}
+			v.Hist[i][j] = histAnswer{Resp: r.finish(before.Resp), series: hs, stale: stale}
 		}
 	}
-	v.nextChange = r.next
-	v.token = r.tokenFigures()
+	v.NextChange = r.next
+	v.Token = r.tokenFigures()
 	return v
 }
 
 // finish renders the current route after before (nil: none), with its
 // Vary and compressed variants, and a Last-Modified that never goes back.
-func (r *renderer) finish(before *response) *response {
+func (r *renderer) finish(before *answer.Answer) *answer.Answer {
 	resp, err := safeRender(r)
 	if err != nil {
-		r.log.Error("render failed", "route", r.route.path, "error", err.Error())
-		resp = r.errInternal
+		r.Log.Error("render failed", "route", r.route.Path, "error", err.Error())
+		resp = r.ErrInternal
 	}
 	if r.route.compress {
-		resp = resp.withVary()
-		if !r.uncompressed {
-			resp.compress(before)
+		resp = resp.WithVary()
+		if !r.Uncompressed {
+			resp.Compress(before)
 		}
 	}
-	resp.keepLastModifiedMonotonic(before, r.now)
+	resp.KeepLastModifiedMonotonic(before, r.now)
 	return resp
 }
 
 // safeRender turns a renderer's panic (a bug) into an error, so that one
 // bad route never takes down the others.
-func safeRender(r *renderer) (resp *response, err error) {
+func safeRender(r *renderer) (resp *answer.Answer, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("panic: %v", p)
@@ -125,26 +126,26 @@ func safeRender(r *renderer) (resp *response, err error) {
 }
 
 // okJSON renders a 200 JSON answer of the current route.
-func (r *renderer) okJSON(v any, info dataInfo) *response {
-	body, err := encodeJSON(v)
+func (r *renderer) okJSON(v any, info answer.DataInfo) *answer.Answer {
+	body, err := answer.EncodeJSON(v)
 	if err != nil {
-		r.log.Error("encode failed", "route", r.route.path, "error", err.Error())
-		return r.errInternal
+		r.Log.Error("encode failed", "route", r.route.Path, "error", err.Error())
+		return r.ErrInternal
 	}
-	return newOK(contentJSON, r.cacheControl(r.route.group), body, info)
+	return answer.NewOK(answer.ContentJSON, r.cacheControl(r.route.group), body, info)
 }
 
 // okText renders a 200 plain-text answer of the current route.
-func (r *renderer) okText(s string, info dataInfo) *response {
-	return newOK(contentText, r.cacheControl(r.route.group), []byte(s), info)
+func (r *renderer) okText(s string, info answer.DataInfo) *answer.Answer {
+	return answer.NewOK(answer.ContentText, r.cacheControl(r.route.group), []byte(s), info)
 }
 
 // unavailable is the 503 of a domain without a document. When its
 // collector's last run failed in a way that waiting does not cure (a
 // configuration error, a refused key, a node that cannot enumerate), it
 // says so and gives the remedy instead of "retry later".
-func (r *renderer) unavailable(d contract.Domain) *response {
-	run, ok := r.st.statuses[contract.CollectorOf(d)].Runs[d]
+func (r *renderer) unavailable(d contract.Domain) *answer.Answer {
+	run, ok := r.st.Statuses[contract.CollectorOf(d)].Runs[d]
 	if ok && !run.OK && contract.PermanentKind(run.ErrorKind) {
 		msg := fmt.Sprintf("No %s data is available: the %s collector's last run failed (%s), and it will fail again until its configuration changes.",
 			d, contract.CollectorOf(d), run.ErrorKind)
@@ -152,26 +153,26 @@ func (r *renderer) unavailable(d contract.Domain) *response {
 			msg += " " + r.redactN(sentence(firstUpper(run.Remedy)), maxRemedy)
 		}
 		if run.Error != "" {
-			msg += " The collector said: " + r.redact(sentence(run.Error))
+			msg += " The collector said: " + r.Redact(sentence(run.Error))
 		}
-		return newError(http.StatusServiceUnavailable, codeDataUnavailable, msg, r.cfg.RetryAfter)
+		return answer.NewError(answer.StatusServiceUnavailable, answer.CodeDataUnavailable, msg, r.RetryAfter)
 	}
-	return newError(http.StatusServiceUnavailable, codeDataUnavailable,
-		fmt.Sprintf("No %s data is available yet (never collected, or expired); retry later.", d), r.cfg.RetryAfter)
+	return answer.NewError(answer.StatusServiceUnavailable, answer.CodeDataUnavailable,
+		fmt.Sprintf("No %s data is available yet (never collected, or expired); retry later.", d), r.RetryAfter)
 }
 
 // fresh returns a domain's updated_at and stale flag, and notes when the
 // flag will flip or the document expire.
 func (r *renderer) fresh(d contract.Domain) (time.Time, bool) {
-	doc := r.st.docs[d]
-	at := doc.env.UpdatedAt
-	flip := at.Add(r.timings[d].StaleAfter)
+	doc := r.st.Docs[d]
+	at := doc.Env.UpdatedAt
+	flip := at.Add(r.Timings[d].StaleAfter)
 	stale := r.now.After(flip)
 	if !stale {
 		r.noteChange(flip.Add(time.Millisecond))
 	}
-	if !doc.expires.IsZero() {
-		r.noteChange(doc.expires)
+	if !doc.Expires.IsZero() {
+		r.noteChange(doc.Expires)
 	}
 	return at, stale
 }
@@ -183,21 +184,21 @@ func (r *renderer) noteChange(t time.Time) {
 }
 
 // info combines the freshness of the domains present among ds.
-func (r *renderer) info(ds ...contract.Domain) dataInfo {
-	var in dataInfo
+func (r *renderer) info(ds ...contract.Domain) answer.DataInfo {
+	var in answer.DataInfo
 	for _, d := range ds {
-		if r.st.docs[d] == nil {
+		if r.st.Docs[d] == nil {
 			continue
 		}
 		at, stale := r.fresh(d)
-		if !in.present || at.Before(in.updatedAt) {
-			in.updatedAt = at
+		if !in.Present || at.Before(in.UpdatedAt) {
+			in.UpdatedAt = at
 		}
-		if !in.present || at.After(in.newest) {
-			in.newest = at
+		if !in.Present || at.After(in.Newest) {
+			in.Newest = at
 		}
-		in.present = true
-		in.stale = in.stale || stale
+		in.Present = true
+		in.Stale = in.Stale || stale
 	}
 	return in
 }
@@ -206,18 +207,18 @@ func (r *renderer) info(ds ...contract.Domain) dataInfo {
 func (r *renderer) missing(ds ...contract.Domain) []string {
 	out := []string{}
 	for _, d := range ds {
-		if r.st.docs[d] == nil {
+		if r.st.Docs[d] == nil {
 			out = append(out, string(d))
 		}
 	}
 	return out
 }
 
-func timePtr(in dataInfo) *string {
-	if !in.present {
+func timePtr(in answer.DataInfo) *string {
+	if !in.Present {
 		return nil
 	}
-	s := formatTime(in.updatedAt)
+	s := answer.FormatTime(in.UpdatedAt)
 	return &s
 }
 
@@ -232,9 +233,9 @@ func numPtr(d *decimal.Decimal) *json.Number {
 	return &n
 }
 
-func (r *renderer) internal(err error) *response {
-	r.log.Error("render failed", "route", r.route.path, "error", err.Error())
-	return r.errInternal
+func (r *renderer) internal(err error) *answer.Answer {
+	r.Log.Error("render failed", "route", r.route.Path, "error", err.Error())
+	return r.ErrInternal
 }
 
 func warnings(w []contract.Warning) []contract.Warning {
@@ -249,7 +250,7 @@ func ptr[T any](v T) *T { return &v }
 // identity is the token's name and symbol: the token file's, else the
 // ledger's metadata.
 func (r *renderer) identity() (name, symbol string) {
-	name, symbol = r.token.Name, r.token.Symbol
+	name, symbol = r.Token.Name, r.Token.Symbol
 	if md := r.st.metadata(); md != nil && md.OnChain != nil {
 		if name == "" {
 			name = md.OnChain.Name

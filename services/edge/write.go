@@ -1,0 +1,93 @@
+package edge
+
+import (
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"net/http"
+	"time"
+)
+
+// writeResponse sends r in the coding the request's Accept-Encoding picks among
+// those r has: headers, then the body unless the request is HEAD or the
+// client's validators match that representation (304).
+func writeResponse(r *answer.Answer, w http.ResponseWriter, req *http.Request) int {
+	body, hdr, etag := r.Body, r.Headers, r.ETag
+	if r.Codings > 1<<answer.CodingIdentity {
+		if v := r.Variants[negotiate(req.Header["Accept-Encoding"], r.Codings)]; v != nil {
+			body, hdr, etag = v.Body, v.Headers, v.ETag
+		}
+	}
+	h := w.Header()
+	for _, kv := range hdr {
+		h[kv.Key] = kv.Values
+	}
+	if r.NoStore {
+		echoRequestID(h, req)
+	}
+	if r.Status == http.StatusOK && notModified(req, etag, r.LastModified) {
+		delete(h, "Content-Type")
+		delete(h, "Content-Length")
+		delete(h, "Content-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return 0
+	}
+	w.WriteHeader(r.Status)
+	if req.Method == http.MethodHead {
+		return 0
+	}
+	n, _ := w.Write(body)
+	return n
+}
+
+// notModified evaluates If-None-Match against the ETag of the
+// representation chosen (weak comparison, lists and "*", as RFC 9110
+// §13.1.2 asks) and, only without it, If-Modified-Since.
+func notModified(req *http.Request, etag string, lastModified time.Time) bool {
+	if inm, ok := req.Header["If-None-Match"]; ok {
+		for _, v := range inm {
+			if etagListMatches(v, etag) {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := req.Header.Get("If-Modified-Since"); ims != "" && !lastModified.IsZero() {
+		t, err := http.ParseTime(ims)
+		return err == nil && !lastModified.After(t)
+	}
+	return false
+}
+
+// etagListMatches reports whether the If-None-Match field value list
+// matches etag, comparing opaque tags weakly (W/ ignored).
+func etagListMatches(list, etag string) bool {
+	for len(list) > 0 {
+		// skip separators
+		for len(list) > 0 && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
+			list = list[1:]
+		}
+		if list == "" {
+			return false
+		}
+		if list[0] == '*' {
+			return true
+		}
+		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false // malformed: not a match
+		}
+		end := 1
+		for end < len(list) && list[end] != '"' {
+			end++
+		}
+		if end == len(list) {
+			return false // unterminated
+		}
+		if list[:end+1] == etag {
+			return true
+		}
+		list = list[end+1:]
+	}
+	return false
+}
