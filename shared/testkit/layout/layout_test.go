@@ -106,3 +106,39 @@ func TestTestKitOnlyInTests(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeRenderingImportsNoServerNorStore: the edge's rendering (the
+// view, its charts and the answers it renders) is a function of the
+// documents, the status records, the history, the token and the clock.
+// None of this project's packages it links imports net/http, and it
+// links neither Gin nor the store nor a Redis client at all: the web
+// layer and the reading of Redis are rooms of their own. (A library may
+// link net/http for its own helpers: brotli does.)
+func TestEdgeRenderingImportsNoServerNorStore(t *testing.T) {
+	root := repoRoot(t)
+	edge := mod + "services/edge"
+	rooms := []string{edge + "/view", edge + "/view/chart", edge + "/answer"}
+	linked := []string{"github.com/gin-gonic/gin", mod + "shared/store", "github.com/redis/go-redis/v9", mod + "services/edge/serve", mod + "services/edge/mirror"}
+	for _, room := range rooms {
+		lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)
+		if len(lines) < 5 || !strings.HasPrefix(lines[len(lines)-1], room+": ") {
+			t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", room, lines)
+		}
+		for _, l := range lines {
+			pkg, imports, _ := strings.Cut(l, ": ")
+			for _, b := range linked {
+				if pkg == b || strings.HasPrefix(pkg, b+"/") {
+					t.Errorf("%s links %s", room, pkg)
+				}
+			}
+			if !strings.HasPrefix(pkg, mod) {
+				continue
+			}
+			for _, imp := range strings.Fields(imports) {
+				if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+					t.Errorf("%s, linked by %s, imports %s", pkg, room, imp)
+				}
+			}
+		}
+	}
+}
