@@ -102,6 +102,15 @@ func TestConnectionCapBelowTheFileLimit(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		// The flood happened: more clients connected than the cap allows
+		// (on the old default, 10,000, the descriptors ran out first), and
+		// the cap refused the excess rather than the kernel.
+		if len(conns) < 1024 {
+			t.Fatalf("only %d of %d idle clients connected: the test did not reach the file limit", len(conns), idle)
+		}
+		if got := opsMetric(t, ops, "tokendata_edge_connections_refused_total"); got == "" || got == "0" {
+			t.Errorf("tokendata_edge_connections_refused_total = %q with %d clients: the cap never acted", got, len(conns))
+		}
 
 		// A new client, while the idle ones stay: answered.
 		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
