@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -126,7 +127,7 @@ func runMasterKilled(t *testing.T, f topologyFault) {
 	var bad violations
 	var statusMu sync.Mutex
 	statusSeen := map[string]int{}
-	paths := []string{"/api/total-supply", "/api/supply", "/api/price", "/api/market", "/api/holders", "/api/token-metadata"}
+	paths := append(slices.Clone(dataPaths), "/api/token-metadata")
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	for _, api := range apis {
@@ -182,6 +183,17 @@ func runMasterKilled(t *testing.T, f topologyFault) {
 	}
 	stop.Store(true)
 	wg.Wait()
+
+	// The history writes landed on the new master too: each measure the
+	// collectors sample has a point written after the failover.
+	for _, m := range []contract.Measure{contract.MeasurePriceUSD, contract.MeasureSupply, contract.MeasureHolders} {
+		series, err := st.HistoryRange(ctx, m, contract.TierRaw, promotedAt, time.Now().Add(contract.MaxClockSkew), 0)
+		if err != nil {
+			t.Errorf("history of %s after the failover: %v", m, err)
+		} else if len(series.Points) == 0 {
+			t.Errorf("history of %s: no sample written after the failover", m)
+		}
+	}
 
 	bad.report(t, "bad answers of the edges")
 	slowest := slowestOf(written)
