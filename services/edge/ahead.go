@@ -99,3 +99,17 @@ func (s *Server) advance(now time.Time) bool {
 		// another request swapped it, or a refresh published: look again
 	}
 }
+
+// crossBoundary is the refresher's timer at the current view's boundary:
+// the view rendered ahead is swapped in, else the due view is rendered.
+// A prerender may still be running when the timer fires (late on a busy
+// machine, or a long render): the view it makes is taken once the render
+// lock is ours, rather than rendered a second time.
+func (s *Server) crossBoundary() {
+	if s.advance(s.now()) {
+		return
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.rerenderLocked(s.now(), false)
+}

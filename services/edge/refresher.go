@@ -72,9 +72,7 @@ func (s *Server) Refresher(ctx context.Context) error {
 		case <-prep.C:
 			s.prerender()
 		case <-change.C:
-			if !s.advance(s.now()) {
-				s.rerender()
-			}
+			s.crossBoundary()
 		}
 	}
 }

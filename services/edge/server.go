@@ -396,8 +396,14 @@ func (s *Server) rerenderLocked(now time.Time, force bool) {
 }
 
 // render renders st at now, after the current view.
+//
+// Its duration is the lead of the next render ahead (ahead.go): a view is
+// rendered ahead early enough for a render as long as the last one.
 func (s *Server) render(st *view.State, now time.Time) *view.View {
-	return s.bodies.Render(st, s.view.Load(), now)
+	start := time.Now()
+	v := s.bodies.Render(st, s.view.Load(), now)
+	s.ahead.lastRender.Store(int64(time.Since(start)))
+	return v
 }
 
 func (s *Server) publish(st *view.State, now time.Time) {
