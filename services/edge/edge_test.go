@@ -59,6 +59,25 @@ var scenarios = map[string]func(h *harness){
 		h.writeAll()
 		h.write(contract.DomainSupply, edgetest.SupplyMaxNotDisclosed(), 30e9)
 	},
+	// three ledger nodes: two confirm the supply, the third answers another
+	// amount at a later slot (the figure's cross_check, degraded); the
+	// last poll found no quorum (status degraded, naming the nodes)
+	"cross-checked": func(h *harness) {
+		h.writeAll()
+		sp := edgetest.Supply()
+		sp.CrossCheck = crossCheck(contract.CrossCheckDegraded, 2)
+		h.write(contract.DomainSupply, sp, 30e9)
+		for _, s := range edgetest.Statuses(t0.Add(-10e9)) {
+			if s.Collector == contract.CollectorSupply {
+				run := s.Runs[contract.DomainSupply]
+				run.Ledger = crossCheck(contract.CrossCheckNoQuorum, 1)
+				s.Runs[contract.DomainSupply] = run
+			}
+			if err := h.store.WriteStatus(t0Ctx, s); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	},
 	// minted past the configured maximum supply: status degraded
 	"total-above-max": func(h *harness) {
 		h.writeAll()
@@ -141,4 +160,27 @@ func checkCommon(t *testing.T, path string, rec *httptest.ResponseRecorder) {
 			t.Errorf("%s: body contains %q", path, secret)
 		}
 	}
+}
+
+// crossCheck is a cross-check of three ledger nodes in state, agreed of
+// them confirming edgetest.Supply's total: node 1 agrees; node 2 agrees
+// (agreed 2) or lags 1,000 slots behind with nothing usable (agreed 1);
+// node 3 answers another amount at a later slot, or is down.
+func crossCheck(state string, agreed int) *contract.LedgerCrossCheck {
+	six := uint8(6)
+	c := &contract.LedgerCrossCheck{State: state, Nodes: 3, Quorum: 2, Agreed: agreed, Slot: 312345678, MinContextSlot: 312345000,
+		PerNode: []contract.LedgerNode{{Node: 1, Verdict: contract.NodeAgreed, Slot: 312345678, AmountRaw: "999999999123456", Decimals: &six}}}
+	if agreed == 2 {
+		c.PerNode = append(c.PerNode,
+			contract.LedgerNode{Node: 2, Verdict: contract.NodeAgreed, Slot: 312345679, AmountRaw: "999999999123456", Decimals: &six},
+			contract.LedgerNode{Node: 3, Verdict: contract.NodeDisagreeing, Slot: 312345690, AmountRaw: "999999998000000", Decimals: &six})
+		c.Issues = []string{"node 3 answers 999999998.000000 at slot 312345690, where the quorum reads 999999999.123456"}
+		return c
+	}
+	c.Slot = 0
+	c.PerNode = append(c.PerNode,
+		contract.LedgerNode{Node: 2, Verdict: contract.NodeLagging, Slot: 312344678, SlotsBehind: 1000},
+		contract.LedgerNode{Node: 3, Verdict: contract.NodeDown, Error: contract.ErrKindUnavailable})
+	c.Issues = []string{"node 2 lags 1000 slots behind the required slot", "node 3 is down (upstream_unavailable)"}
+	return c
 }

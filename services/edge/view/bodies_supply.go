@@ -157,6 +157,7 @@ type supplyBody struct {
 	Methodology          contract.Methodology `json:"methodology"`
 	Warnings             []contract.Warning   `json:"warnings"`
 	Source               contract.Source      `json:"source"`
+	CrossCheck           *crossCheckBody      `json:"cross_check"`
 	UpdatedAt            string               `json:"updated_at"`
 	Stale                bool                 `json:"stale"`
 }
@@ -184,7 +185,8 @@ func (r *renderer) supply() *answer.Answer {
 		MintAuthority: doc.MintAuthority, FreezeAuthority: doc.FreezeAuthority,
 		Slot: doc.Slot, Commitment: doc.Commitment, Methodology: m,
 		Warnings: warnings(doc.Warnings), Source: r.st.Docs[contract.DomainSupply].Env.Source,
-		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
+		CrossCheck: r.crossCheck(doc.CrossCheck),
+		UpdatedAt:  answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
 

@@ -36,11 +36,14 @@ type StatusBody struct {
 
 type statusChecks struct {
 	// Store is the store, whatever its backend (redis or memory).
-	Store            storeCheck                `json:"store"`
-	Domains          map[string]domainCheck    `json:"domains"`
-	Collectors       map[string]collectorCheck `json:"collectors"`
-	LedgerRPC        upstreamCheck             `json:"ledger_rpc"`
-	MarketAggregator upstreamCheck             `json:"market_aggregator"`
+	Store      storeCheck                `json:"store"`
+	Domains    map[string]domainCheck    `json:"domains"`
+	Collectors map[string]collectorCheck `json:"collectors"`
+	LedgerRPC  upstreamCheck             `json:"ledger_rpc"`
+	// LedgerNodes is the supply collector's last cross-check of the
+	// ledger nodes (null when its status record holds none).
+	LedgerNodes      *ledgerNodesCheck `json:"ledger_nodes"`
+	MarketAggregator upstreamCheck     `json:"market_aggregator"`
 	// Redis is the deprecated name of Store (removed in 3.0): the same
 	// object, also when the backend is memory.
 	Redis storeCheck `json:"redis"`
@@ -179,6 +182,11 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 
 	// upstreams, as the collectors last saw them
 	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
+	ledger, ledgerProblems := in.ledgerNodes(statuses[contract.CollectorSupply])
+	b.Checks.LedgerNodes = ledger
+	for _, p := range ledgerProblems {
+		problem(p)
+	}
 	b.Checks.MarketAggregator = in.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
 	if m := st.Market(); m != nil {
 		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
