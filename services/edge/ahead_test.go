@@ -3,13 +3,12 @@ package edge
 import (
 	"bytes"
 	"context"
+	"github.com/tokendata/tokendata/services/edge/mirror"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
@@ -26,19 +25,19 @@ func TestAheadViewIsTheBoundarysView(t *testing.T) {
 	h.writeAll() // updated 30 s ago
 	// the market document goes stale at its stale-after: the boundary
 	h.refresh()
-	v := h.srv.view.Load()
+	v := h.srv.mirror.View()
 	if v.NextChange.IsZero() {
 		t.Fatal("no boundary ahead")
 	}
 	h.clock.t = v.NextChange.Add(-50 * time.Millisecond)
 	h.srv.prerender()
-	a := h.srv.ahead.view.Load()
-	if a == nil || a.base != v {
+	base, next := h.srv.mirror.Ahead()
+	if next == nil || base != v {
 		t.Fatal("nothing rendered ahead")
 	}
 	want := h.srv.bodies.Render(view.Expire(v.State, v.NextChange), v, v.NextChange)
 	for i := range want.Routes {
-		x, y := a.next.Routes[i], want.Routes[i]
+		x, y := next.Routes[i], want.Routes[i]
 		if (x == nil) != (y == nil) {
 			t.Fatalf("route %d: rendered ahead %v, at the boundary %v", i, x != nil, y != nil)
 		}
@@ -55,11 +54,11 @@ func TestAheadViewIsTheBoundarysView(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Stale") != "true" {
 		t.Fatalf("past the boundary: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
-	if h.srv.view.Load() != a.next {
+	if h.srv.mirror.View() != next {
 		t.Error("the view served past the boundary is not the one rendered ahead")
 	}
-	ahead := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryAhead))
-	rendered := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryRendered))
+	ahead := h.metric("tokendata_edge_snapshot_boundaries_total", "how", mirror.BoundaryAhead)
+	rendered := h.metric("tokendata_edge_snapshot_boundaries_total", "how", mirror.BoundaryRendered)
 	if ahead != 1 || rendered != 0 {
 		t.Errorf("boundaries: ahead %v, rendered %v; want 1 and 0", ahead, rendered)
 	}
@@ -73,7 +72,7 @@ func TestAheadViewObsoleteAfterANewDocument(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	v := h.srv.view.Load()
+	v := h.srv.mirror.View()
 	h.clock.t = v.NextChange.Add(-50 * time.Millisecond)
 	h.srv.prerender()
 	m := edgetest.Market()
@@ -117,8 +116,8 @@ func TestRefresherRendersAhead(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	ahead := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryAhead))
-	rendered := testutil.ToFloat64(h.srv.metrics.boundaries.WithLabelValues(boundaryRendered))
+	ahead := h.metric("tokendata_edge_snapshot_boundaries_total", "how", mirror.BoundaryAhead)
+	rendered := h.metric("tokendata_edge_snapshot_boundaries_total", "how", mirror.BoundaryRendered)
 	if ahead < 1 || rendered != 0 {
 		t.Errorf("boundaries: ahead %v, rendered %v; want the boundary crossed ahead", ahead, rendered)
 	}

@@ -99,7 +99,7 @@ func TestStaleCrossing(t *testing.T) {
 	if fresh.Header().Get("X-Data-Stale") != "false" || !strings.Contains(fresh.Body.String(), `"stale":false`) {
 		t.Fatalf("fresh: %v %s", fresh.Header(), fresh.Body)
 	}
-	next := h.srv.view.Load().NextChange
+	next := h.srv.mirror.View().NextChange
 	if want := t0.Add(-30 * time.Second).Add(180 * time.Second); next.Sub(want) > time.Second || next.Before(want) {
 		t.Fatalf("next change %s, want just after %s", next, want)
 	}

@@ -56,7 +56,7 @@ func BenchmarkMinimal(b *testing.B) {
 	h := newHarness(b, nil)
 	h.writeAll()
 	h.refresh()
-	body := h.srv.view.Load().Routes[view.RouteMarketData].Body
+	body := h.srv.mirror.View().Routes[view.RouteMarketData].Body
 	e := gin.New()
 	e.GET(view.PathMarketData, func(c *gin.Context) { c.Data(http.StatusOK, answer.ContentJSON, body) })
 	req := httptest.NewRequest(http.MethodGet, view.PathMarketData, nil)
@@ -169,7 +169,7 @@ func BenchmarkRender(b *testing.B) {
 	h := newHarness(b, nil)
 	h.writeAll()
 	h.refresh()
-	v := h.srv.view.Load()
+	v := h.srv.mirror.View()
 	for _, name := range []string{"changed", "unchanged"} {
 		b.Run(name, func(b *testing.B) {
 			prev := v

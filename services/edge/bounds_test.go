@@ -136,16 +136,3 @@ func TestPollFetchesOnlyChangedDocuments(t *testing.T) {
 		t.Fatalf("a notification of holders fetched %v", got)
 	}
 }
-
-// TestDrainCollectsNotifiedDomains: queued notifications are read at once,
-// each domain once.
-func TestDrainCollectsNotifiedDomains(t *testing.T) {
-	ch := make(chan contract.Domain, 8)
-	for _, d := range []contract.Domain{contract.DomainSupply, contract.DomainMarket, contract.DomainSupply} {
-		ch <- d
-	}
-	got := drain(ch, contract.DomainMarket)
-	if !slices.Equal(got, []contract.Domain{contract.DomainMarket, contract.DomainSupply}) || len(ch) != 0 {
-		t.Fatalf("drain = %v, %d left", got, len(ch))
-	}
-}

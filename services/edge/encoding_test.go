@@ -6,11 +6,11 @@ import (
 	"crypto/rand"
 	"fmt"
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,172 +19,6 @@ import (
 )
 
 const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
-
-// negotiationCases are Accept-Encoding field lines (nil: no field) and
-// the coding the edge must pick when it has gzip and br.
-var negotiationCases = []struct {
-	fields []string
-	want   answer.Coding
-}{
-	{nil, answer.CodingIdentity},
-	{[]string{""}, answer.CodingIdentity},
-	{[]string{"gzip"}, answer.CodingGzip},
-	{[]string{"br"}, answer.CodingBrotli},
-	{[]string{"gzip, deflate, br, zstd"}, answer.CodingBrotli},
-	{[]string{"gzip, br"}, answer.CodingBrotli},
-	{[]string{"br;q=0.5, gzip"}, answer.CodingGzip},
-	{[]string{"gzip;q=0.8, br;q=0.8"}, answer.CodingBrotli},
-	{[]string{"gzip;q=0.801, br;q=0.8"}, answer.CodingGzip},
-	{[]string{"gzip;q=1.000, br;q=0.999"}, answer.CodingGzip},
-	{[]string{"BR;Q=1, GZIP"}, answer.CodingBrotli},
-	{[]string{"Gzip"}, answer.CodingGzip},
-	{[]string{"x-gzip"}, answer.CodingGzip},
-	{[]string{"identity"}, answer.CodingIdentity},
-	{[]string{"identity, gzip"}, answer.CodingGzip},
-	{[]string{"identity;q=1, gzip;q=0.5"}, answer.CodingIdentity},
-	{[]string{"gzip;q=0.5"}, answer.CodingGzip},
-	{[]string{"*"}, answer.CodingBrotli},
-	{[]string{"*;q=0"}, answer.CodingIdentity},
-	{[]string{"*;q=0.5, identity"}, answer.CodingIdentity},
-	{[]string{"br;q=0, *"}, answer.CodingGzip},
-	{[]string{"gzip;q=0"}, answer.CodingIdentity},
-	{[]string{"gzip;q=0.000, br;q=0"}, answer.CodingIdentity},
-	{[]string{"gzip, gzip;q=0"}, answer.CodingIdentity}, // listed twice: the lower weight
-	{[]string{"x-gzip;q=0, gzip"}, answer.CodingIdentity},
-	{[]string{"identity;q=0"}, answer.CodingIdentity}, // nothing acceptable: identity all the same
-	{[]string{"deflate, zstd, compress"}, answer.CodingIdentity},
-	{[]string{" , ,gzip ,"}, answer.CodingGzip},
-	{[]string{"gzip\t;\tq=0.5"}, answer.CodingGzip},
-	{[]string{"gzip;q=0.1", "br;q=0.2"}, answer.CodingBrotli}, // two field lines
-	{[]string{"br", "gzip;q=0"}, answer.CodingBrotli},
-	// malformed: identity, never an error
-	{[]string{"gzip;q=2"}, answer.CodingIdentity},
-	{[]string{"gzip;q=1.5"}, answer.CodingIdentity},
-	{[]string{"gzip;q=0.5555"}, answer.CodingIdentity},
-	{[]string{"gzip;q=.5"}, answer.CodingIdentity},
-	{[]string{"gzip;q="}, answer.CodingIdentity},
-	{[]string{"gzip;q"}, answer.CodingIdentity},
-	{[]string{"gzip;q = 0.5"}, answer.CodingIdentity},
-	{[]string{"gzip;q=abc"}, answer.CodingIdentity},
-	{[]string{"br;level=5"}, answer.CodingIdentity},
-	{[]string{"gzip br"}, answer.CodingIdentity},
-	{[]string{`"gzip"`}, answer.CodingIdentity},
-	{[]string{"gzip;"}, answer.CodingIdentity},
-	{[]string{"gzip", "br;q=x"}, answer.CodingIdentity},
-	{[]string{"gzïp, br"}, answer.CodingIdentity},
-}
-
-func TestNegotiate(t *testing.T) {
-	for _, c := range negotiationCases {
-		if got := negotiate(c.fields, allCodings); got != c.want {
-			t.Errorf("Accept-Encoding %q: %s, want %s", c.fields, codingName(got), codingName(c.want))
-		}
-		// With gzip alone on offer, br is never sent.
-		want := c.want
-		if want == answer.CodingBrotli {
-			want = negotiateRef(c.fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip)
-		}
-		if got := negotiate(c.fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip); got != want {
-			t.Errorf("Accept-Encoding %q, gzip on offer: %s, want %s", c.fields, codingName(got), codingName(want))
-		}
-		if got := negotiate(c.fields, 1<<answer.CodingIdentity); got != answer.CodingIdentity {
-			t.Errorf("Accept-Encoding %q, identity only: %s", c.fields, codingName(got))
-		}
-	}
-}
-
-// TestNegotiateAllocates nothing: it runs on every request of a
-// compressible path.
-func TestNegotiateAllocatesNothing(t *testing.T) {
-	fields := []string{"gzip;q=0.8, deflate, BR;q=0.9, identity;q=0.1, *;q=0"}
-	if n := testing.AllocsPerRun(100, func() { negotiate(fields, allCodings) }); n != 0 {
-		t.Fatalf("negotiate: %v allocations", n)
-	}
-}
-
-// FuzzAcceptEncoding checks negotiate against negotiateRef, a second
-// implementation written differently (regular expressions over split
-// elements), on arbitrary field lines: the same choice, never a coding
-// that is not on offer, and never one the field does not accept.
-func FuzzAcceptEncoding(f *testing.F) {
-	for _, c := range negotiationCases {
-		f.Add(strings.Join(c.fields, "\n"), uint8(allCodings))
-	}
-	f.Add("br;q=0.001, gzip;q=0.0009", uint8(allCodings))
-	f.Add("*;q=0.3, br;q=0.2, identity;q=0.3", uint8(allCodings))
-	f.Fuzz(func(t *testing.T, field string, on uint8) {
-		o := answer.Offer(on)&allCodings | 1<<answer.CodingIdentity
-		var fields []string
-		if field != "" {
-			fields = strings.Split(field, "\n")
-		}
-		got := negotiate(fields, o)
-		if !o.Has(got) {
-			t.Fatalf("%q: %s is not on offer (%03b)", fields, codingName(got), o)
-		}
-		if want := negotiateRef(fields, o); got != want {
-			t.Fatalf("%q on offer %03b: %s, the reference says %s", fields, o, codingName(got), codingName(want))
-		}
-	})
-}
-
-var (
-	refElement = regexp.MustCompile(`^([!#$%&'*+.^_` + "`" + `|~0-9A-Za-z-]+)(?:[ \t]*;[ \t]*[qQ]=(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?))?$`)
-)
-
-// negotiateRef is the reference negotiation of the fuzz test: RFC 9110
-// §12.5.3 as the edge reads it, done the slow way.
-func negotiateRef(fields []string, o answer.Offer) answer.Coding {
-	if len(fields) == 0 {
-		return answer.CodingIdentity
-	}
-	q := map[string]float64{}
-	for _, f := range fields {
-		for _, el := range strings.Split(f, ",") {
-			el = strings.Trim(el, " \t")
-			if el == "" {
-				continue
-			}
-			m := refElement.FindStringSubmatch(el)
-			if m == nil {
-				return answer.CodingIdentity
-			}
-			name := strings.ToLower(m[1])
-			if name == "x-gzip" {
-				name = "gzip"
-			}
-			w := 1.0
-			if m[2] != "" {
-				w, _ = strconv.ParseFloat(m[2], 64)
-			}
-			if old, ok := q[name]; !ok || w < old {
-				q[name] = w
-			}
-		}
-	}
-	weight := func(name string) float64 {
-		if w, ok := q[name]; ok {
-			return w
-		}
-		if w, ok := q["*"]; ok {
-			return w
-		}
-		return -1
-	}
-	best, bestQ := answer.CodingIdentity, 0.0
-	for _, c := range []struct {
-		c    answer.Coding
-		name string
-	}{{answer.CodingBrotli, "br"}, {answer.CodingGzip, "gzip"}} {
-		if w := weight(c.name); o.Has(c.c) && w > bestQ+1e-9 {
-			best, bestQ = c.c, w
-		}
-	}
-	if best != answer.CodingIdentity && weight("identity") > bestQ+1e-9 {
-		return answer.CodingIdentity
-	}
-	return best
-}
 
 func codingName(c answer.Coding) string {
 	if c == answer.CodingIdentity {
@@ -289,16 +123,16 @@ func TestNegotiationOverHTTP(t *testing.T) {
 			t.Fatalf("%s: %d with %d bytes; the matrix needs a body worth compressing", p, ident.StatusCode, len(identBody))
 		}
 		identETag := ident.Header.Get("Etag")
-		for _, tc := range negotiationCases {
-			name := fmt.Sprintf("%s %q", p, tc.fields)
-			resp, body := do(http.MethodGet, p, tc.fields, "")
+		for _, tc := range edgetest.NegotiationCases {
+			name := fmt.Sprintf("%s %q", p, tc.Fields)
+			resp, body := do(http.MethodGet, p, tc.Fields, "")
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%s: %d", name, resp.StatusCode)
 			}
 			wantEnc, wantETag := "", identETag
-			if tc.want != answer.CodingIdentity {
-				wantEnc = answer.CodingNames[tc.want]
-				wantETag = identETag[:len(identETag)-1] + answer.EtagSuffix[tc.want] + `"`
+			if tc.Want != answer.CodingIdentity {
+				wantEnc = answer.CodingNames[tc.Want]
+				wantETag = identETag[:len(identETag)-1] + answer.EtagSuffix[tc.Want] + `"`
 			}
 			hd := resp.Header
 			if got := hd.Values("Content-Encoding"); strings.Join(got, ",") != wantEnc {
@@ -313,10 +147,10 @@ func TestNegotiationOverHTTP(t *testing.T) {
 			if hd.Get("Content-Length") != strconv.Itoa(len(body)) {
 				t.Errorf("%s: Content-Length %s for %d bytes", name, hd.Get("Content-Length"), len(body))
 			}
-			if tc.want != answer.CodingIdentity && len(body) >= len(identBody) {
+			if tc.Want != answer.CodingIdentity && len(body) >= len(identBody) {
 				t.Errorf("%s: %s body of %d bytes, identity %d", name, wantEnc, len(body), len(identBody))
 			}
-			if got := decompress(t, tc.want, body); !bytes.Equal(got, identBody) {
+			if got := decompress(t, tc.Want, body); !bytes.Equal(got, identBody) {
 				t.Errorf("%s: the body does not decode to the identity body", name)
 			}
 			for _, k := range []string{"Content-Type", "Cache-Control", "Last-Modified", "X-Data-Updated-At", "X-Data-Stale"} {
@@ -325,7 +159,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 				}
 			}
 
-			head, headBody := do(http.MethodHead, p, tc.fields, "")
+			head, headBody := do(http.MethodHead, p, tc.Fields, "")
 			if head.StatusCode != http.StatusOK || len(headBody) != 0 {
 				t.Errorf("HEAD %s: %d with %d bytes", name, head.StatusCode, len(headBody))
 			}
@@ -335,7 +169,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 				}
 			}
 
-			nm, nmBody := do(http.MethodGet, p, tc.fields, wantETag)
+			nm, nmBody := do(http.MethodGet, p, tc.Fields, wantETag)
 			if nm.StatusCode != http.StatusNotModified || len(nmBody) != 0 {
 				t.Errorf("%s If-None-Match %s: %d with %d bytes, want 304", name, wantETag, nm.StatusCode, len(nmBody))
 			}
@@ -345,11 +179,11 @@ func TestNegotiationOverHTTP(t *testing.T) {
 			}
 			// The ETag of another representation does not match this one.
 			for _, other := range []answer.Coding{answer.CodingIdentity, answer.CodingGzip, answer.CodingBrotli} {
-				if other == tc.want {
+				if other == tc.Want {
 					continue
 				}
 				otherETag := identETag[:len(identETag)-1] + answer.EtagSuffix[other] + `"`
-				if r, _ := do(http.MethodGet, p, tc.fields, otherETag); r.StatusCode != http.StatusOK || r.Header.Get("Etag") != wantETag {
+				if r, _ := do(http.MethodGet, p, tc.Fields, otherETag); r.StatusCode != http.StatusOK || r.Header.Get("Etag") != wantETag {
 					t.Errorf("%s If-None-Match %s (%s): %d %s, want 200 %s", name, otherETag, codingName(other),
 						r.StatusCode, r.Header.Get("Etag"), wantETag)
 				}
@@ -382,7 +216,7 @@ func TestCompressedSizes(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
-	v := h.srv.view.Load()
+	v := h.srv.mirror.View()
 	var tbl strings.Builder
 	tbl.WriteString("| path | identity | gzip | br |\n|---|---|---|---|\n")
 	for i, rt := range view.RenderedRoutes {

@@ -83,7 +83,7 @@ func TestTokenMetricsEqualState(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatal(err)
 	}
-	st := h.srv.view.Load().State
+	st := h.srv.mirror.View().State
 	holders := float64(st.Holders().Holders)
 	want := map[string]float64{
 		"tokendata_token_price_usd":      num64(t, b.PriceUSD),

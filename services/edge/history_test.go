@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tokendata/tokendata/services/edge/mirror"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
@@ -165,7 +166,7 @@ func TestHistoryBodies(t *testing.T) {
 			t.Fatalf("%s: %d %s", p, rec.Code, rec.Body)
 		}
 		b := decodeHistory(t, rec.Body.Bytes())
-		if len(b.Points) > maxHistoryPoints || len(b.Points) == 0 {
+		if len(b.Points) > mirror.MaxHistoryPoints || len(b.Points) == 0 {
 			t.Errorf("%s: %d points", p, len(b.Points))
 		}
 		var prev time.Time

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/tokendata/tokendata/services/edge/hostile"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/logging"
@@ -145,10 +143,10 @@ func TestIdleFloodIsRefused(t *testing.T) {
 			t.Errorf("refused connection: headers %v", a.Header)
 		}
 	}
-	if got := testutil.ToFloat64(h.srv.metrics.connsRefused); got != 4 {
+	if got := h.metric("tokendata_edge_connections_refused_total"); got != 4 {
 		t.Errorf("connections_refused_total = %v, want 4", got)
 	}
-	if got := h.srv.conns.open.Load(); got != max {
+	if got := h.srv.serve.ConnCap().Open; got != max {
 		t.Errorf("open connections = %d, want %d", got, max)
 	}
 	// The idle connections are closed after the read timeout; then the
@@ -172,17 +170,17 @@ func TestIdleKeepAlivesMakeRoom(t *testing.T) {
 	h := newHarness(t, nil, limits(max, 0))
 	h.writeAll()
 	addr := serving(t, h)
-	c := h.srv.conns
-	open, refused, err := hostile.Idle(addr, int(c.high), true, view.PathHealth)
+	c := h.srv.serve.ConnCap()
+	open, refused, err := hostile.Idle(addr, int(c.High), true, view.PathHealth)
 	defer func() {
 		for _, c := range open {
 			_ = c.Close()
 		}
 	}()
-	if err != nil || len(refused) != 0 || len(open) != int(c.high) {
+	if err != nil || len(refused) != 0 || len(open) != int(c.High) {
 		t.Fatalf("idle keep-alive connections: %v, %d held, %d refused", err, len(open), len(refused))
 	}
-	waitFor(t, func() bool { return c.open.Load() <= c.low })
+	waitFor(t, func() bool { return h.srv.serve.ConnCap().Open <= c.Low })
 	closed := 0
 	for _, c := range open {
 		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -190,13 +188,13 @@ func TestIdleKeepAlivesMakeRoom(t *testing.T) {
 			closed++
 		}
 	}
-	if closed < int(c.high-c.low) {
-		t.Errorf("the server closed %d of %d idle keep-alive connections, want %d at least", closed, len(open), c.high-c.low)
+	if closed < int(c.High-c.Low) {
+		t.Errorf("the server closed %d of %d idle keep-alive connections, want %d at least", closed, len(open), c.High-c.Low)
 	}
 	if a, err := hostile.Raw(addr, "GET /api/price HTTP/1.1\r\nHost: api\r\n\r\n", 2*time.Second); err != nil || a.Status != 200 {
 		t.Fatalf("a new client near the cap: %d %v", a.Status, err)
 	}
-	waitFor(t, func() bool { return !c.saturated.Load() })
+	waitFor(t, func() bool { return !h.srv.serve.ConnCap().Saturated })
 }
 
 // TestMalformedRequestsFollowTheErrorContract (issue 12.10): what a
@@ -249,7 +247,7 @@ func TestMalformedRequestsFollowTheErrorContract(t *testing.T) {
 		t.Errorf("20 KiB of headers: %d", a.Status)
 	}
 	// net/http's own answers are counted.
-	if got := testutil.ToFloat64(h.srv.metrics.rejectedByNet.WithLabelValues("431")); got != 1 {
+	if got := h.metric("tokendata_edge_http_malformed_requests_total", "code", "431"); got != 1 {
 		t.Errorf("http_malformed_requests_total{code=431} = %v", got)
 	}
 }
@@ -279,7 +277,7 @@ func TestLogFloodIsCapped(t *testing.T) {
 	if n := lines(); n != rate {
 		t.Errorf("10,000 503s in one second wrote %d lines, want %d", n, rate)
 	}
-	if got := testutil.ToFloat64(h.srv.metrics.logSuppressed); got != float64(10000-rate) {
+	if got := h.metric("tokendata_edge_log_lines_suppressed_total"); got != float64(10000-rate) {
 		t.Errorf("log_lines_suppressed_total = %v, want %d", got, 10000-rate)
 	}
 	h.clock.Add(time.Second)
@@ -288,7 +286,7 @@ func TestLogFloodIsCapped(t *testing.T) {
 	if !strings.Contains(last, `"suppressed":9990`) || !strings.Contains(last, `"level":"WARN"`) {
 		t.Errorf("the next line does not count the ones left out: %s", last)
 	}
-	if got := testutil.ToFloat64(h.srv.metrics.requests.WithLabelValues(view.PathPrice, "GET", "503")); got != 10001 {
+	if got := h.metric("tokendata_edge_http_requests_total", "route", view.PathPrice, "method", "GET", "code", "503"); got != 10001 {
 		t.Errorf("requests counted: %v", got)
 	}
 }
@@ -384,7 +382,7 @@ func TestRequestIDNeverOnCacheable(t *testing.T) {
 // HTTP/1.1 answer of the error contract.
 func TestRefusalIsHTTP(t *testing.T) {
 	h := newHarness(t, nil)
-	raw := string(h.srv.conns.refusal)
+	raw := string(h.srv.serve.Refusal())
 	if !strings.HasPrefix(raw, "HTTP/1.1 503 Service Unavailable\r\n") || !strings.Contains(raw, "\r\nConnection: close\r\n") {
 		t.Fatalf("refusal: %q", raw)
 	}

@@ -193,7 +193,7 @@ func TestPortalOff(t *testing.T) {
 			t.Errorf("%s with the portal off: %d %s", p, rec.Code, rec.Body)
 		}
 	}
-	if h.srv.view.Load().Routes[view.RoutePortal] != nil {
+	if h.srv.mirror.View().Routes[view.RoutePortal] != nil {
 		t.Error("the page is rendered with the portal off")
 	}
 	cfg := DefaultConfig()

@@ -37,6 +37,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
@@ -44,7 +45,7 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
-var paths = []string{edge.PathTotalSupply, edge.PathPrice, edge.PathMarketData}
+var paths = []string{view.PathTotalSupply, view.PathPrice, view.PathMarketData}
 
 func main() {
 	if len(os.Args) > 1 {

@@ -142,3 +142,53 @@ func TestEdgeRenderingImportsNoServerNorStore(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeServerLinksNoStore: the edge's server (services/edge/serve)
+// answers from the current view its source hands it; it links neither
+// the store, nor a Redis client, nor the mirror that reads them.
+func TestEdgeServerLinksNoStore(t *testing.T) {
+	root := repoRoot(t)
+	room := mod + "services/edge/serve"
+	linked := []string{mod + "shared/store", "github.com/redis/go-redis/v9", mod + "services/edge/mirror"}
+	lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)
+	if len(lines) < 5 || !strings.HasPrefix(lines[len(lines)-1], room+": ") {
+		t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", room, lines)
+	}
+	for _, l := range lines {
+		pkg, _, _ := strings.Cut(l, ": ")
+		for _, b := range linked {
+			if pkg == b || strings.HasPrefix(pkg, b+"/") {
+				t.Errorf("%s links %s", room, pkg)
+			}
+		}
+	}
+}
+
+// TestEdgeMirrorImportsNoHTTP: the edge's mirror of the store
+// (services/edge/mirror) reads the store and publishes views; it imports
+// neither net/http nor Gin itself, and links neither Gin nor the server.
+// (It links net/http through shared/ops, whose handler serves /metrics.)
+func TestEdgeMirrorImportsNoHTTP(t *testing.T) {
+	root := repoRoot(t)
+	room := mod + "services/edge/mirror"
+	lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)
+	if len(lines) < 5 || !strings.HasPrefix(lines[len(lines)-1], room+": ") {
+		t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", room, lines)
+	}
+	for _, l := range lines {
+		pkg, imports, _ := strings.Cut(l, ": ")
+		for _, b := range []string{"github.com/gin-gonic/gin", mod + "services/edge/serve"} {
+			if pkg == b || strings.HasPrefix(pkg, b+"/") {
+				t.Errorf("%s links %s", room, pkg)
+			}
+		}
+		if pkg != room && !strings.HasPrefix(pkg, room+"/") {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") || imp == "github.com/gin-gonic/gin" || strings.HasPrefix(imp, "github.com/gin-gonic/gin/") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package edge
+package mirror
 
 import (
 	"github.com/tokendata/tokendata/services/edge/view"
@@ -47,7 +47,7 @@ type aheadState struct {
 
 // untilPrerender is how long until the next view should be rendered
 // ahead: an hour when there is no boundary or it is rendered already.
-func (s *Server) untilPrerender() time.Duration {
+func (s *Mirror) untilPrerender() time.Duration {
 	v := s.view.Load()
 	if v.NextChange.IsZero() {
 		return time.Hour
@@ -59,8 +59,8 @@ func (s *Server) untilPrerender() time.Duration {
 	return max(v.NextChange.Add(-lead).Sub(s.now()), time.Millisecond)
 }
 
-// prerender renders the current view's successor for its boundary, once.
-func (s *Server) prerender() {
+// Prerender renders the current view's successor for its boundary, once.
+func (s *Mirror) Prerender() {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	v := s.view.Load()
@@ -81,7 +81,7 @@ func (s *Server) prerender() {
 // advance swaps in the view rendered ahead once the current one is past
 // its boundary at now. It reports false when the current view is due and
 // none rendered ahead fits: the caller renders.
-func (s *Server) advance(now time.Time) bool {
+func (s *Mirror) advance(now time.Time) bool {
 	for {
 		v := s.view.Load()
 		if v.NextChange.IsZero() || now.Before(v.NextChange) {
@@ -93,7 +93,7 @@ func (s *Server) advance(now time.Time) bool {
 		}
 		if s.view.CompareAndSwap(v, a.next) {
 			s.ahead.view.CompareAndSwap(a, nil)
-			s.metrics.boundaries.WithLabelValues(boundaryAhead).Inc()
+			s.metrics.boundaries.WithLabelValues(BoundaryAhead).Inc()
 			return true
 		}
 		// another request swapped it, or a refresh published: look again
@@ -105,7 +105,7 @@ func (s *Server) advance(now time.Time) bool {
 // A prerender may still be running when the timer fires (late on a busy
 // machine, or a long render): the view it makes is taken once the render
 // lock is ours, rather than rendered a second time.
-func (s *Server) crossBoundary() {
+func (s *Mirror) crossBoundary() {
 	if s.advance(s.now()) {
 		return
 	}

@@ -1,4 +1,4 @@
-package edge
+package mirror
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,12 +10,12 @@ import (
 
 // tokenCollector exports the current view's tokenFigures.
 type tokenCollector struct {
-	s       *Server
+	s       *Mirror
 	descs   [view.NumTokenFigures]*prometheus.Desc
 	updated *prometheus.Desc
 }
 
-func newTokenCollector(s *Server) *tokenCollector {
+func newTokenCollector(s *Mirror) *tokenCollector {
 	name := func(n string) string { return prometheus.BuildFQName(ops.Namespace, "token", n) }
 	c := &tokenCollector{s: s}
 	help := [view.NumTokenFigures][2]string{

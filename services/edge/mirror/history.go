@@ -1,4 +1,4 @@
-package edge
+package mirror
 
 // The history the edge serves at /api/history/{measure}/{window}: read
 // from the store off the request path, shaped once (bounded, downsampled,
@@ -20,13 +20,13 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
-// maxHistoryPoints bounds the points of one history body (and the gaps).
+// MaxHistoryPoints bounds the points of one history body (and the gaps).
 // A chart a thousand pixels wide has no use for more; past it the points
 // are merged into wider buckets (historyWidths). At the default refreshes
 // and retentions: 24 h of the market's samples in 2-minute buckets (720),
 // 7 days in 15-minute ones (672), 30 days in hours (720), a year in
 // 12 hours (730) and two years in days (730).
-const maxHistoryPoints = 1000
+const MaxHistoryPoints = 1000
 
 // historyWidths are the bucket widths a body's points may be merged
 // into, from the narrowest: each divides a day (a week for the last), so
@@ -52,7 +52,7 @@ var historyDomains = []contract.Domain{contract.DomainMarket, contract.DomainSup
 // or whose refresh has passed read again. A failed read keeps what prev
 // had and is tried at the next refresh. changed reports whether anything
 // was read.
-func (s *Server) readHistory(ctx context.Context, prev, next *view.State, now time.Time) (hist map[view.HistKey]*view.HistorySeries, changed bool) {
+func (s *Mirror) readHistory(ctx context.Context, prev, next *view.State, now time.Time) (hist map[view.HistKey]*view.HistorySeries, changed bool) {
 	hist = prev.Hist
 	for _, d := range historyDomains {
 		var docAt time.Time
@@ -91,7 +91,7 @@ func cloneHistory(h map[view.HistKey]*view.HistorySeries) map[view.HistKey]*view
 
 // readDomainHistory reads every measure of domain d at now: one bounded
 // read per tier (the longest window it serves), sliced into its windows.
-func (s *Server) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[view.HistKey]*view.HistorySeries, error) {
+func (s *Mirror) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[view.HistKey]*view.HistorySeries, error) {
 	out := map[view.HistKey]*view.HistorySeries{}
 	ret := s.store.Retention()
 	_, fdv := s.bodies.MaxSupplyWhole()
@@ -137,7 +137,7 @@ func windowSpan(w contract.Window, ret store.Retention) time.Duration {
 // shapeHistory makes the series of window w (from, to) out of a read of
 // its tier: the points from from on, their gaps for a measure polled
 // every refresh, at most maxHistoryGaps gaps (the oldest left out with
-// the points before them) and at most maxHistoryPoints points (merged
+// the points before them) and at most MaxHistoryPoints points (merged
 // into the narrowest historyWidths bucket that fits).
 func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *view.HistorySeries {
 	hs := &view.HistorySeries{Measure: read.Measure, Window: w, Tier: read.Tier, From: from, To: to, Bucket: read.Tier.Bucket()}
@@ -150,8 +150,8 @@ func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refr
 	// of them asked for older ones than the read held.
 	hs.Truncated = read.Truncated && start == 0
 	hs.Gaps = store.Gaps(pts, refresh, to)
-	if n := len(hs.Gaps); n > maxHistoryPoints {
-		hs.Gaps = hs.Gaps[n-maxHistoryPoints:]
+	if n := len(hs.Gaps); n > MaxHistoryPoints {
+		hs.Gaps = hs.Gaps[n-MaxHistoryPoints:]
 		cut := hs.Gaps[0].From.UnixMilli()
 		i := 0
 		for i < len(pts) && pts[i].Last() < cut {
@@ -159,19 +159,19 @@ func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refr
 		}
 		pts, hs.Truncated = pts[i:], true
 	}
-	if len(pts) > maxHistoryPoints {
+	if len(pts) > MaxHistoryPoints {
 		ohlc := read.Measure.OHLC()
 		width := historyWidths[len(historyWidths)-1]
 		for _, wd := range historyWidths {
-			if wd > hs.Bucket && store.CountBuckets(pts, wd) <= maxHistoryPoints {
+			if wd > hs.Bucket && store.CountBuckets(pts, wd) <= MaxHistoryPoints {
 				width = wd
 				break
 			}
 		}
 		pts = store.Downsample(pts, width, ohlc)
 		hs.Bucket, hs.Downsampled = width, true
-		if n := len(pts); n > maxHistoryPoints { // even a week's buckets are too many
-			pts, hs.Truncated = pts[n-maxHistoryPoints:], true
+		if n := len(pts); n > MaxHistoryPoints { // even a week's buckets are too many
+			pts, hs.Truncated = pts[n-MaxHistoryPoints:], true
 		}
 	}
 	hs.Points = pts
@@ -179,7 +179,7 @@ func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refr
 }
 
 // historyLoop reads the history when a refresh asks, until ctx is done.
-func (s *Server) historyLoop(ctx context.Context) {
+func (s *Mirror) historyLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -200,7 +200,7 @@ func (s *Server) historyLoop(ctx context.Context) {
 // outside refreshMu (the history bodies are the long part of a render)
 // and swaps the view under it only if nobody published meanwhile; else
 // it renders again onto the newer view.
-func (s *Server) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
+func (s *Mirror) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
 	for {
 		cur := s.view.Load()
 		next := *cur.State
@@ -219,7 +219,7 @@ func (s *Server) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
 
 // updateHistoryLocked reads the history of the current view and publishes
 // it when it changed (refreshMu held).
-func (s *Server) updateHistoryLocked(ctx context.Context) {
+func (s *Mirror) updateHistoryLocked(ctx context.Context) {
 	s.histMu.Lock()
 	defer s.histMu.Unlock()
 	st := s.view.Load().State

@@ -1,4 +1,4 @@
-package edge
+package serve
 
 import (
 	"net/http"
@@ -9,29 +9,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/ops"
 )
 
 // routeUnmatched is the route label of requests that match no route.
 const routeUnmatched = "unmatched"
 
-// metrics are the edge's series. Every label value comes from this code:
+// metrics are the server's series. Every label value comes from this code:
 // route templates, a fixed set of methods, the status codes the edge
-// writes, domain names.
+// writes.
 type metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	respBytes *prometheus.CounterVec
-	refreshes *prometheus.CounterVec
-	storeErrs prometheus.Counter
-	renders   prometheus.Counter
-	// boundaries counts the views put in when a domain crossed its
-	// stale-after or TTL, by how: "ahead" (rendered before the boundary
-	// and swapped in) or "rendered" (at the boundary: none rendered ahead
-	// fitted, and the first request or timer past it rendered it).
-	boundaries *prometheus.CounterVec
-	panics     prometheus.Counter
+	panics    prometheus.Counter
 
 	connsRefused  prometheus.Counter
 	rejectedByNet *prometheus.CounterVec
@@ -41,12 +32,6 @@ type metrics struct {
 	// path does no label hashing. Read-only after newMetrics.
 	byRoute map[string]*routeMetrics
 }
-
-// The how label values of boundaries.
-const (
-	boundaryAhead    = "ahead"
-	boundaryRendered = "rendered"
-)
 
 // methodLabels are the method label values; anything else is "OTHER".
 var methodLabels = [...]string{http.MethodGet, http.MethodHead, http.MethodOptions, "OTHER"}
@@ -90,15 +75,6 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 			[]string{"route", "method"}),
 		respBytes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_response_bytes_total",
 			Help: "Response body bytes written, by route template."}, []string{"route"}),
-		refreshes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_refreshes_total",
-			Help: "Reads of the store into the snapshot, by result (ok or error)."}, []string{"result"}),
-		storeErrs: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "store_errors_total",
-			Help: "Failed reads of the store (Redis unreachable, timeout)."}),
-		renders: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_renders_total",
-			Help: "Times the pre-rendered bodies were rebuilt (data changed or a domain crossed stale-after or its TTL)."}),
-		boundaries: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "snapshot_boundaries_total",
-			Help: "Views put in when a domain crossed its stale-after or TTL, by how: ahead (rendered before the boundary and swapped in, no request waits) or rendered (rendered at the boundary)."},
-			[]string{"how"}),
 		panics: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 answer."}),
 		connsRefused: f.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "connections_refused_total",
@@ -122,25 +98,10 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "keepalives_off",
 		Help: "1 while keep-alives are off because the open connections reached 90 % of EDGE_MAX_CONNECTIONS (back on below 75 %)."},
 		func() float64 { return boolFloat(s.conns.saturated.Load()) })
-	for _, d := range contract.Domains {
-		labels := prometheus.Labels{"domain": string(d)}
-		f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "data_age_seconds", ConstLabels: labels,
-			Help: "Age of the domain's document in the snapshot (now − updated_at); -1 when the edge has none."},
-			func() float64 { return s.dataAge(d) })
-		f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "data_stale", ConstLabels: labels,
-			Help: "1 when the domain's document is past its stale-after, 0 when fresh, -1 when the edge has none."},
-			func() float64 { return s.dataStale(d) })
-	}
-	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "store_up",
-		Help: "1 when the last read of the store succeeded."}, func() float64 { return boolFloat(s.storeUp()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "ready",
 		Help: "1 when the edge is ready to serve: it holds every domain, or EDGE_READY_GRACE has passed since its first read of the store, and it is not draining."}, func() float64 { return boolFloat(s.Ready()) })
-	reg.MustRegister(newTokenCollector(s))
 	for _, r := range append(routes, routeUnmatched) {
 		m.byRoute[r] = &routeMetrics{name: r}
-	}
-	for _, how := range []string{boundaryAhead, boundaryRendered} {
-		m.boundaries.WithLabelValues(how)
 	}
 	return m
 }

@@ -1,4 +1,4 @@
-package edge
+package mirror
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // or its TTL shortly before it, swapping it in at that moment (ahead.go). A poll
 // fetches only the documents whose size or expiry moved; a notification
 // also fetches the domains it names.
-func (s *Server) Refresher(ctx context.Context) error {
+func (s *Mirror) Refresher(ctx context.Context) error {
 	var updates <-chan contract.Domain
 	var closeSub func() error
 	subscribe := func() {
@@ -70,7 +70,7 @@ func (s *Server) Refresher(ctx context.Context) error {
 			}
 			s.refresh(ctx)
 		case <-prep.C:
-			s.prerender()
+			s.Prerender()
 		case <-change.C:
 			s.crossBoundary()
 		}
@@ -96,7 +96,7 @@ func drain(ch <-chan contract.Domain, first contract.Domain) []contract.Domain {
 	}
 }
 
-func (s *Server) untilNextChange() time.Duration {
+func (s *Mirror) untilNextChange() time.Duration {
 	next := s.view.Load().NextChange
 	if next.IsZero() {
 		return time.Hour

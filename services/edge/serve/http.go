@@ -1,4 +1,4 @@
-package edge
+package serve
 
 import (
 	"crypto/rand"
@@ -50,7 +50,7 @@ func (s *Server) newEngine() *gin.Engine {
 	e.ContextWithFallback = false
 	e.Use(s.recovery(), s.accessLog(), s.observe(), s.cors(), securityHeaders, s.refuseBody)
 	for i, r := range view.RenderedRoutes {
-		if i == view.RoutePortal && s.bodies.Assets == nil {
+		if i == view.RoutePortal && s.cfg.Assets == nil {
 			continue
 		}
 		h := s.serveRendered(i)
@@ -67,7 +67,7 @@ func (s *Server) newEngine() *gin.Engine {
 		}
 		s.preflight(c)
 	})
-	if a := s.bodies.Assets; a != nil {
+	if a := s.cfg.Assets; a != nil {
 		h := s.serveRendered(view.RoutePortal)
 		e.GET(view.PathPortalIndex, h)
 		e.HEAD(view.PathPortalIndex, h)
@@ -106,7 +106,7 @@ func (s *Server) newEngine() *gin.Engine {
 
 func (s *Server) serveRendered(i int) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		writeResponse(s.current().Routes[i], c.Writer, c.Request)
+		writeResponse(s.src.Current().Routes[i], c.Writer, c.Request)
 	}
 }
 
@@ -118,7 +118,7 @@ func (s *Server) serveHistory(c *gin.Context) {
 		writeResponse(s.errNotFound, c.Writer, c.Request)
 		return
 	}
-	writeResponse(s.current().Hist[i][j].Resp, c.Writer, c.Request)
+	writeResponse(s.src.Current().Hist[i][j].Resp, c.Writer, c.Request)
 }
 
 // historyIndex finds a history answer by its path segments.

@@ -1,0 +1,62 @@
+package edgetest
+
+import "github.com/tokendata/tokendata/services/edge/answer"
+
+// NegotiationCase is an Accept-Encoding field list and the coding the
+// edge must pick for it.
+type NegotiationCase struct {
+	Fields []string // nil: no field
+	Want   answer.Coding
+}
+
+// NegotiationCases are Accept-Encoding field lines and the coding the
+// edge must pick when it has gzip and br (the negotiation tests of
+// services/edge/serve and of the edge over HTTP).
+var NegotiationCases = []NegotiationCase{
+	{nil, answer.CodingIdentity},
+	{[]string{""}, answer.CodingIdentity},
+	{[]string{"gzip"}, answer.CodingGzip},
+	{[]string{"br"}, answer.CodingBrotli},
+	{[]string{"gzip, deflate, br, zstd"}, answer.CodingBrotli},
+	{[]string{"gzip, br"}, answer.CodingBrotli},
+	{[]string{"br;q=0.5, gzip"}, answer.CodingGzip},
+	{[]string{"gzip;q=0.8, br;q=0.8"}, answer.CodingBrotli},
+	{[]string{"gzip;q=0.801, br;q=0.8"}, answer.CodingGzip},
+	{[]string{"gzip;q=1.000, br;q=0.999"}, answer.CodingGzip},
+	{[]string{"BR;Q=1, GZIP"}, answer.CodingBrotli},
+	{[]string{"Gzip"}, answer.CodingGzip},
+	{[]string{"x-gzip"}, answer.CodingGzip},
+	{[]string{"identity"}, answer.CodingIdentity},
+	{[]string{"identity, gzip"}, answer.CodingGzip},
+	{[]string{"identity;q=1, gzip;q=0.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.5"}, answer.CodingGzip},
+	{[]string{"*"}, answer.CodingBrotli},
+	{[]string{"*;q=0"}, answer.CodingIdentity},
+	{[]string{"*;q=0.5, identity"}, answer.CodingIdentity},
+	{[]string{"br;q=0, *"}, answer.CodingGzip},
+	{[]string{"gzip;q=0"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.000, br;q=0"}, answer.CodingIdentity},
+	{[]string{"gzip, gzip;q=0"}, answer.CodingIdentity}, // listed twice: the lower weight
+	{[]string{"x-gzip;q=0, gzip"}, answer.CodingIdentity},
+	{[]string{"identity;q=0"}, answer.CodingIdentity}, // nothing acceptable: identity all the same
+	{[]string{"deflate, zstd, compress"}, answer.CodingIdentity},
+	{[]string{" , ,gzip ,"}, answer.CodingGzip},
+	{[]string{"gzip\t;\tq=0.5"}, answer.CodingGzip},
+	{[]string{"gzip;q=0.1", "br;q=0.2"}, answer.CodingBrotli}, // two field lines
+	{[]string{"br", "gzip;q=0"}, answer.CodingBrotli},
+	// malformed: identity, never an error
+	{[]string{"gzip;q=2"}, answer.CodingIdentity},
+	{[]string{"gzip;q=1.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=0.5555"}, answer.CodingIdentity},
+	{[]string{"gzip;q=.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q="}, answer.CodingIdentity},
+	{[]string{"gzip;q"}, answer.CodingIdentity},
+	{[]string{"gzip;q = 0.5"}, answer.CodingIdentity},
+	{[]string{"gzip;q=abc"}, answer.CodingIdentity},
+	{[]string{"br;level=5"}, answer.CodingIdentity},
+	{[]string{"gzip br"}, answer.CodingIdentity},
+	{[]string{`"gzip"`}, answer.CodingIdentity},
+	{[]string{"gzip;"}, answer.CodingIdentity},
+	{[]string{"gzip", "br;q=x"}, answer.CodingIdentity},
+	{[]string{"gzïp, br"}, answer.CodingIdentity},
+}

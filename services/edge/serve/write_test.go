@@ -1,0 +1,24 @@
+package serve
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzIfNoneMatch: the If-None-Match parser (client bytes) never panics,
+// and a list that contains the ETag verbatim always matches.
+func FuzzIfNoneMatch(f *testing.F) {
+	for _, s := range []string{`"abc"`, `W/"abc"`, `*`, `"x", "abc"`, `"unterminated`, `,,,`, `W/`, ``} {
+		f.Add(s)
+	}
+	const etag = `"abc"`
+	f.Fuzz(func(t *testing.T, list string) {
+		_ = etagListMatches(list, etag)
+		if !strings.Contains(list, `"`) && !strings.Contains(list, "*") && etagListMatches(list, etag) {
+			t.Fatalf("%q matched without a quoted tag or *", list)
+		}
+		if !etagListMatches(etag+", "+list, etag) {
+			t.Fatalf("a list starting with the ETag did not match")
+		}
+	})
+}
