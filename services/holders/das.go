@@ -109,6 +109,13 @@ func (c *Collector) enumerateDAS(ctx context.Context, count *Count, started time
 	doc := contract.Holders{Queries: []string{fmt.Sprintf(
 		"getTokenAccounts (Helius DAS): mint, showZeroBalance, cursor pages of %d", c.cfg.DASPageLimit)}}
 	prog := c.newProgress(started)
+	// DAS takes no minContextSlot: each page's last_indexed_slot is
+	// compared with the slot of the count last published instead, and an
+	// index behind it is discarded as a node behind is (never published).
+	var min uint64
+	if env, ok := c.runner.Last(contract.DomainHolders); ok {
+		min = env.Source.Slot
+	}
 	cursor := ""
 	for page := 0; ; page++ {
 		if page >= maxDASPages {
@@ -128,6 +135,10 @@ func (c *Collector) enumerateDAS(ctx context.Context, count *Count, started time
 		})
 		if err != nil {
 			return doc, err
+		}
+		if min > 0 && slot != 0 && slot < min {
+			return doc, &collector.Error{Kind: contract.ErrKindBehind, Retry: true,
+				Message: fmt.Sprintf("%s: the index is at slot %d, before slot %d of the holders count last published; that count stays", methodDAS, slot, min)}
 		}
 		if slot != 0 && (doc.Slot == 0 || slot < doc.Slot) {
 			doc.Slot = slot

@@ -166,6 +166,11 @@ scan:
 			}
 		}
 	}
+	// A lagging node's index is as far behind as its ledger.
+	indexed := s.slot.Load()
+	if v := viewOf(ctx); v.lag > 0 {
+		indexed -= min(v.lag, indexed)
+	}
 	res := struct {
 		LastIndexedSlot uint64 `json:"last_indexed_slot"`
 		Total           int    `json:"total"`
@@ -174,7 +179,7 @@ scan:
 		Cursor          string `json:"cursor,omitempty"`
 		TokenAccounts   []item `json:"token_accounts"`
 	}{
-		LastIndexedSlot: max(s.slot.Load(), confirmedLag) - confirmedLag,
+		LastIndexedSlot: max(indexed, confirmedLag) - confirmedLag,
 		Total:           len(items),
 		Limit:           limit,
 		Page:            p.Page,
