@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/httpsig"
 	"github.com/tokendata/tokendata/shared/store"
 )
 
@@ -124,4 +126,9 @@ type Deps struct {
 	Demo bool
 	// Now is the clock; nil: time.Now. Tests set it.
 	Now func() time.Time
+	// SigningKey signs every answer of the API (Signing.Keys); nil: the
+	// answers are not signed. PreviousKey, during a rotation, is
+	// published in /api/keys after it.
+	SigningKey  *httpsig.Key
+	PreviousKey ed25519.PublicKey
 }

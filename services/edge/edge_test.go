@@ -18,7 +18,7 @@ import (
 // allPaths are the 14 paths of README, Endpoints and the OpenAPI document.
 var allPaths = []string{
 	view.PathTotalSupply, view.PathCirculatingSupply, view.PathMaxSupply, view.PathSupply, view.PathCoinGeckoSupply, view.PathPrice, view.PathHolders,
-	view.PathTokenMetadata, view.PathHealth, view.PathExchanges, view.PathMarket, view.PathMarketData, view.PathStatus, view.PathMarketPairs, view.PathOpenAPI,
+	view.PathTokenMetadata, view.PathHealth, view.PathExchanges, view.PathMarket, view.PathMarketData, view.PathStatus, view.PathMarketPairs, view.PathOpenAPI, view.PathKeys,
 }
 
 func goldenName(scenario, path string) string {

@@ -94,6 +94,9 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		OpenAPI: openapi, ErrInternal: errInternal, Demo: deps.Demo, Portal: cfg.PortalOn(), CSP: view.PortalCSP(token.Logo),
 		CacheControls: map[answer.Group]string{answer.GroupNone: answer.NoStore, answer.GroupMarket: cfg.CacheControlMarket,
 			answer.GroupSupply: cfg.CacheControlSupply, answer.GroupHolders: cfg.CacheControlHolders, answer.GroupStatic: cfg.CacheControlStatic}}
+	if err := s.sign(token, deps); err != nil {
+		return nil, err
+	}
 	if cfg.PortalOn() {
 		if s.bodies.Assets, err = view.LoadPortalAssets(); err != nil {
 			return nil, fmt.Errorf("edge: embedded portal assets: %w", err)

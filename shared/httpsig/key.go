@@ -162,3 +162,55 @@ func keyKind(k any) string {
 		return fmt.Sprintf("%T", k)
 	}
 }
+
+// LoadPublicKeyFile reads an Ed25519 public key from a PEM file: a PUBLIC
+// KEY (PKIX, as `openssl pkey -pubout` writes it) or a PRIVATE KEY
+// (PKCS#8), whose public half is taken. It is how the key being rotated
+// out is published beside the new one.
+func LoadPublicKeyFile(path string) (ed25519.PublicKey, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("public key: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	buf, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("public key %s: %w", path, err)
+	}
+	if len(buf) > maxKeyFile {
+		return nil, fmt.Errorf("public key %s: larger than %d bytes, not a PEM key", path, maxKeyFile)
+	}
+	pub, err := ParsePublicKey(buf)
+	if err != nil {
+		return nil, fmt.Errorf("public key %s: %w", path, err)
+	}
+	return pub, nil
+}
+
+// ParsePublicKey decodes an Ed25519 public key from PEM: PUBLIC KEY
+// (PKIX), or PRIVATE KEY (PKCS#8, its public half).
+func ParsePublicKey(pemBytes []byte) (ed25519.PublicKey, error) {
+	block, _ := pem.Decode(pemBytes)
+	if block == nil {
+		return nil, errors.New("no PEM block found: expected -----BEGIN PUBLIC KEY----- or -----BEGIN PRIVATE KEY-----")
+	}
+	if block.Type == "PRIVATE KEY" {
+		k, err := ParseKey(pemBytes)
+		if err != nil {
+			return nil, err
+		}
+		return k.Public(), nil
+	}
+	if block.Type != "PUBLIC KEY" {
+		return nil, fmt.Errorf("PEM block is %q, expected PUBLIC KEY (PKIX Ed25519) or PRIVATE KEY", block.Type)
+	}
+	parsed, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("not a PKIX public key: %w", err)
+	}
+	pub, ok := parsed.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("the key is %s, expected Ed25519", keyKind(parsed))
+	}
+	return pub, nil
+}

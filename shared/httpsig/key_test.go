@@ -82,3 +82,38 @@ func TestGenerateKeyRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: id %s (want %s), generated %v", back.ID(), k.ID(), back.Generated())
 	}
 }
+
+// TestParsePublicKey: the key being rotated out is read from its public
+// key (PKIX) or its private key, and anything else is refused by name.
+func TestParsePublicKey(t *testing.T) {
+	k, err := httpsig.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := k.MarshalPKCS8()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{
+		"public":  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}),
+		"private": pkcs8,
+	} {
+		pub, err := httpsig.ParsePublicKey(in)
+		if err != nil || httpsig.Thumbprint(pub) != k.ID() {
+			t.Errorf("%s: %v, thumbprint %q, want %q", name, err, httpsig.Thumbprint(pub), k.ID())
+		}
+	}
+	for name, in := range map[string][]byte{
+		"not PEM":     []byte("hello"),
+		"certificate": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"garbage":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte{1, 2, 3}}),
+	} {
+		if _, err := httpsig.ParsePublicKey(in); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

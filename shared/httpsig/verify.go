@@ -32,8 +32,8 @@ type Verifier struct {
 	Keys KeySet
 	// Label is the signature to check; Label ("tokendata") when empty.
 	Label string
-	// Required are the components the signature must cover;
-	// DefaultComponents when nil. Content-Digest is checked against the
+	// Required are the components the signature must cover; when nil,
+	// RequiredOf the response's fields. Content-Digest is checked against the
 	// body whenever the field is covered.
 	Required []string
 	// Now is the clock; time.Now when nil.
@@ -68,7 +68,7 @@ func (v *Verifier) VerifyResponse(status int, h http.Header, body []byte) (Verif
 	}
 	required := v.Required
 	if required == nil {
-		required = DefaultComponents
+		required = RequiredOf(h)
 	}
 	for _, c := range required {
 		if !slices.Contains(sig.Components, c) {
@@ -213,4 +213,18 @@ func (v *Verifier) parse(label string, h http.Header) (parsed, error) {
 		return parsed{}, fmt.Errorf("%w: Signature %s is not a byte sequence of %d bytes", ErrMalformed, label, ed25519.SignatureSize)
 	}
 	return p, nil
+}
+
+// RequiredOf is what the signature of a response with header fields h
+// must cover: "@status", "content-type" and "content-digest", and
+// "x-data-updated-at" whenever the response carries that field. Only
+// the answers made of the service's configuration alone (the maximum
+// supply, the exchanges, the OpenAPI document) have no data date; a
+// proxy that removed the field from a data answer would break its
+// signature, which covers it.
+func RequiredOf(h http.Header) []string {
+	if _, ok := h["X-Data-Updated-At"]; ok {
+		return DefaultComponents
+	}
+	return DefaultComponents[:3]
 }

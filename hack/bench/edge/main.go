@@ -427,7 +427,7 @@ func median(rs []result) result {
 // values of the edge's lengths.
 var contractHeaders = map[string][]string{
 	"Access-Control-Allow-Origin":   {"*"},
-	"Access-Control-Expose-Headers": {"ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id"},
+	"Access-Control-Expose-Headers": {"ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id, Content-Digest, Signature-Input, Signature"},
 	"Cache-Control":                 {"public, max-age=15, s-maxage=30, stale-while-revalidate=30, stale-if-error=300"},
 	"Etag":                          {`"Xu_lSngba8sMH8HngRgxGQ"`},
 	"Last-Modified":                 {"Sat, 21 Nov 2026 13:44:25 GMT"},

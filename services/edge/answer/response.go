@@ -49,7 +49,7 @@ type Answer struct {
 	// on is the set of codings the answer has; variants holds those other
 	// than identity (nil where the variant was not smaller).
 	Codings  Offer
-	Variants [NumCodings]*variant
+	Variants [NumCodings]*Variant
 	// lastModified is the Last-Modified value (zero: none), for
 	// If-Modified-Since.
 	LastModified time.Time
@@ -59,11 +59,11 @@ type Answer struct {
 	NoStore bool
 }
 
-// variant is one compressed representation of a response's body: its
+// Variant is one compressed representation of a response's body: its
 // bytes, its strong ETag (the identity ETag with a suffix inside the
 // quotes) and its headers (the identity headers with its own
 // Content-Length and ETag, and Content-Encoding).
-type variant struct {
+type Variant struct {
 	Body    []byte
 	ETag    string
 	Headers []Header
@@ -109,7 +109,7 @@ func (r *Answer) Compress(prev *Answer) {
 
 // addVariant adds body as r's representation in coding c.
 func (r *Answer) addVariant(c Coding, body []byte) {
-	v := &variant{Body: body, ETag: r.ETag[:len(r.ETag)-1] + EtagSuffix[c] + `"`}
+	v := &Variant{Body: body, ETag: r.ETag[:len(r.ETag)-1] + EtagSuffix[c] + `"`}
 	v.Headers = make([]Header, 0, len(r.Headers)+1)
 	for _, h := range r.Headers {
 		switch h.Key {

@@ -139,7 +139,7 @@ func historyIndex(measure, window string) (i, j int, ok bool) {
 
 var (
 	hdrAllowOrigin   = answer.One("*")
-	hdrExposeHeaders = answer.One("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id")
+	hdrExposeHeaders = answer.One("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id, Content-Digest, Signature-Input, Signature")
 	hdrNoSniff       = answer.One("nosniff")
 	hdrAllowMethods  = answer.One(answer.AllowedMethods)
 	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")

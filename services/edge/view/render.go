@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -41,6 +42,12 @@ type RenderInputs struct {
 	// Content-Security-Policy.
 	Assets *PortalAssets
 	CSP    string
+	// Signer signs every 200 answer of the API's paths (/api/keys
+	// aside) once per change; nil: answers are not signed.
+	Signer answer.Signer
+	// Keys is /api/keys' body, the JWKS of the signing keys ({"keys":[]}
+	// when nil).
+	Keys []byte
 }
 
 func (in *RenderInputs) cacheControl(g answer.Group) string { return in.CacheControls[g] }
@@ -111,7 +118,30 @@ func (r *renderer) finish(before *answer.Answer) *answer.Answer {
 		}
 	}
 	resp.KeepLastModifiedMonotonic(before, r.now)
+	if r.Signer != nil && resp.Status == answer.StatusOK && signed(r.route.Path) {
+		if err := resp.Sign(r.Signer, before, r.now); err != nil {
+			r.Log.Error("sign failed", "route", r.route.Path, "error", err.Error())
+			return r.ErrInternal
+		}
+	}
 	return resp
+}
+
+// signed reports whether the answers of path are signed: every path of
+// the API but the keys themselves (the portal page is not a data path).
+func signed(path string) bool { return strings.HasPrefix(path, "/api/") && path != PathKeys }
+
+// contentJWKS is the media type of /api/keys (RFC 7517 §8.5).
+const contentJWKS = "application/jwk-set+json"
+
+// keys renders /api/keys: the JWKS of the signing keys, empty without
+// one.
+func (r *renderer) keys() *answer.Answer {
+	body := r.Keys
+	if body == nil {
+		body = []byte(`{"keys":[]}`)
+	}
+	return answer.NewOK(contentJWKS, r.cacheControl(r.route.group), body, answer.DataInfo{})
 }
 
 // safeRender turns a renderer's panic (a bug) into an error, so that one

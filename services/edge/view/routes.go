@@ -30,6 +30,8 @@ const (
 	PathStatus            = "/api/status"
 	PathMarketPairs       = "/api/market-pairs"
 	PathOpenAPI           = "/api/openapi.json"
+	// PathKeys is the JWKS of the keys that sign the answers.
+	PathKeys = "/api/keys"
 	// PathHistory is the template of the history paths: measure one of
 	// historyMeasures' segments, window one of contract.HistoryWindows.
 	// Paths, not query strings: the cache tier drops query strings.
@@ -54,6 +56,7 @@ const (
 	RouteMarketData
 	rMarketPairs
 	rOpenAPI
+	rKeys
 	RoutePortal
 	numRendered
 )
@@ -84,6 +87,7 @@ var RenderedRoutes = [numRendered]renderedRoute{
 	RouteMarketData:    {PathMarketData, answer.GroupMarket, (*renderer).marketData, true},
 	rMarketPairs:       {PathMarketPairs, answer.GroupMarket, (*renderer).marketPairs, true},
 	rOpenAPI:           {PathOpenAPI, answer.GroupStatic, (*renderer).openAPI, true},
+	rKeys:              {PathKeys, answer.GroupStatic, (*renderer).keys, false},
 	// The portal page is cached like the market group: its headline
 	// figures are the market's. Not rendered with EDGE_PORTAL=off.
 	RoutePortal: {PathPortal, answer.GroupMarket, (*renderer).portal, true},
