@@ -23,7 +23,10 @@ import (
 //     one may be a newer change: the node is ahead, for one poll; on the
 //     next it is disagreeing unless a quorum has reached the figure;
 //   - another figure anywhere between is impossible on one ledger: the
-//     node is disagreeing.
+//     node is disagreeing;
+//   - the agreed figure from more than maxLag slots before the slot a
+//     quorum of the nodes reached is lagging too, yet confirms the figure:
+//     it was read at or after the last published slot.
 
 // figure is what the nodes must agree on: the supply and what decides
 // whether it can change.
@@ -138,6 +141,7 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 			lo = qslot
 		}
 	}
+	tip := ledgerTip(answers, in.quorum)
 	for i, a := range answers {
 		n := contract.LedgerNode{Node: a.node, Slot: a.slot}
 		if a.answered() {
@@ -159,6 +163,14 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 			if a.slot == 0 || n.SlotsBehind > in.maxLag {
 				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d lags: it has not reached slot %d, the last published one", a.node, in.minSlot))
 			}
+		case ref != nil && a.fig == *ref && tip > a.slot+in.maxLag:
+			// The figure, from far behind the others: the node confirms
+			// it (its slot is at or after the last published one), yet
+			// it lags, whatever it answers.
+			n.Verdict, n.SlotsBehind = contract.NodeLagging, tip-a.slot
+			cc.Agreed++
+			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d lags %d slots behind: it answers %s at slot %d, where %d nodes have reached slot %d",
+				a.node, n.SlotsBehind, a.fig, a.slot, in.quorum, tip))
 		case ref != nil && a.fig == *ref:
 			n.Verdict = contract.NodeAgreed
 			cc.Agreed++
@@ -210,6 +222,25 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 	}
 	out.cc = cc
 	return out
+}
+
+// ledgerTip is the slot that quorum of the answering nodes have reached,
+// whatever figure they answer (0 when fewer answered): a node answering
+// the agreed figure more than SUPPLY_NODE_MAX_LAG slots before it is
+// lagging. Taking the quorum's and not the highest slot keeps one node
+// that reports a far slot from turning every other one into a laggard.
+func ledgerTip(answers []nodeAnswer, quorum int) uint64 {
+	var s []uint64
+	for _, a := range answers {
+		if a.answered() {
+			s = append(s, a.slot)
+		}
+	}
+	if quorum < 1 || len(s) < quorum {
+		return 0
+	}
+	slices.Sort(s)
+	return s[len(s)-quorum]
 }
 
 // contradicted reports whether another node answers another figure at

@@ -259,3 +259,59 @@ func TestQuorumConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestLaggingSameFigure: a node far behind the others is lagging even
+// when the supply did not change between its slot and theirs, so that it
+// answers the same figure; it still confirms that figure (its slot is at
+// or after the last published one). Within SUPPLY_NODE_MAX_LAG it agrees.
+func TestLaggingSameFigure(t *testing.T) {
+	cfg := testConfig()
+	cfg.NodeMaxLag = 150
+	steady := strconv.FormatUint(preBurn, 10)
+	t.Run("1,000 slots behind with a steady supply", func(t *testing.T) {
+		tok := burnToken()
+		f := newFixture(t, tok, fixtureOpts{nodes: 3, cfg: &cfg})
+		f.sim.BumpSlot(2000)
+		f.nodes[2].SetFault(solanasim.NodeFault{Kind: solanasim.NodeLag, Slots: 1000})
+		f.mustRun(t, contract.DomainSupply)
+		_, s := f.supplyDoc(t)
+		cc := s.CrossCheck
+		if s.TotalRaw != steady || cc == nil || cc.State != contract.CrossCheckDegraded || verdicts(cc)[3] != contract.NodeLagging ||
+			cc.PerNode[2].SlotsBehind != 1000 || cc.Agreed != 3 {
+			t.Fatalf("published %s with cross-check %+v", s.TotalRaw, cc)
+		}
+		if len(cc.Issues) != 1 || !strings.Contains(cc.Issues[0], "node 3 lags 1000 slots") {
+			t.Errorf("issues %q", cc.Issues)
+		}
+		if run := f.c.Runner().Status().Runs[contract.DomainSupply]; run.Ledger == nil || run.Ledger.State != contract.CrossCheckDegraded {
+			t.Errorf("status record's cross-check %+v", run.Ledger)
+		}
+		if n := f.metric(t, "tokendata_ledger_node_verdict", map[string]string{"node": "3", "verdict": contract.NodeLagging}); n != 1 {
+			t.Errorf("node 3 lagging gauge %v", n)
+		}
+	})
+	t.Run("a lagging node still confirms the figure", func(t *testing.T) {
+		tok := burnToken()
+		f := newFixture(t, tok, fixtureOpts{nodes: 3, cfg: &cfg})
+		f.mustRun(t, contract.DomainSupply)
+		f.sim.BumpSlot(2000)
+		f.nodes[1].SetFault(solanasim.NodeFault{Kind: solanasim.NodeWrong, Delta: 7})
+		f.nodes[2].SetFault(solanasim.NodeFault{Kind: solanasim.NodeLag, Slots: 1000})
+		f.mustRun(t, contract.DomainSupply)
+		_, s := f.supplyDoc(t)
+		if v := verdicts(s.CrossCheck); s.TotalRaw != steady || v[1] != contract.NodeAgreed || v[2] != contract.NodeDisagreeing ||
+			v[3] != contract.NodeLagging || s.CrossCheck.Agreed != 2 || s.CrossCheck.State != contract.CrossCheckDegraded {
+			t.Fatalf("published %s with %+v", s.TotalRaw, s.CrossCheck)
+		}
+	})
+	t.Run("within the bound", func(t *testing.T) {
+		tok := burnToken()
+		f := newFixture(t, tok, fixtureOpts{nodes: 3, cfg: &cfg})
+		f.sim.BumpSlot(2000)
+		f.nodes[2].SetFault(solanasim.NodeFault{Kind: solanasim.NodeLag, Slots: 100})
+		f.mustRun(t, contract.DomainSupply)
+		if _, s := f.supplyDoc(t); verdicts(s.CrossCheck)[3] != contract.NodeAgreed || s.CrossCheck.State != contract.CrossCheckAgreed {
+			t.Fatalf("a node 100 slots behind: %+v", s.CrossCheck)
+		}
+	})
+}

@@ -14,7 +14,10 @@ const (
 	// after the quorum's, where the ledger cannot hold two figures.
 	NodeDisagreeing = "disagreeing"
 	// NodeLagging: the node answers from a slot before the quorum's (or
-	// before the last published figure's: it is discarded, whatever it says).
+	// before the last published figure's: it is discarded, whatever it
+	// says), or answers the agreed figure from more than the bound
+	// (SUPPLY_NODE_MAX_LAG) before the slot a quorum of the nodes reached:
+	// that answer still confirms the figure and counts in Agreed.
 	NodeLagging = "lagging"
 	// NodeAhead: the node answers another figure at a slot after every
 	// node that confirms the published one: a change not yet confirmed by
@@ -63,7 +66,8 @@ type LedgerCrossCheck struct {
 	// Quorum is how many nodes must confirm a figure (SUPPLY_QUORUM).
 	Quorum int `json:"quorum"`
 	// Agreed is how many nodes answer the figure (the published one, or
-	// with no quorum the last published one).
+	// with no quorum the last published one) at or after the required
+	// slot, a lagging node answering it included.
 	Agreed int `json:"agreed"`
 	// Slot is the quorum's slot: the highest slot at which Quorum nodes
 	// confirm the figure (each of them at that slot or after); 0 without
