@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
@@ -77,6 +80,17 @@ var scenarios = map[string]func(h *harness){
 				h.t.Fatal(err)
 			}
 		}
+	},
+	// the aggregators price the selected pair 5.35 % apart, beyond the 2 %
+	// tolerance and within the 20 % hold bound: DexScreener's price is
+	// published with both figures, the collector's price_sources_disagree
+	// warning and status degraded (issue 27, rule 4)
+	"price-disagree": func(h *harness) {
+		h.writeAll()
+		m := edgetest.Market()
+		m.CrossCheck = priceCheck(contract.PriceDisagree)
+		m.Warnings = []contract.Warning{{Code: contract.WarnPriceSourcesDisagree, Message: m.CrossCheck.Reason}}
+		h.write(contract.DomainMarket, m, 30e9)
 	},
 	// minted past the configured maximum supply: status degraded
 	"total-above-max": func(h *harness) {
@@ -182,5 +196,38 @@ func crossCheck(state string, agreed int) *contract.LedgerCrossCheck {
 		contract.LedgerNode{Node: 2, Verdict: contract.NodeLagging, Slot: 312344678, SlotsBehind: 1000},
 		contract.LedgerNode{Node: 3, Verdict: contract.NodeDown, Error: contract.ErrKindUnavailable})
 	c.Issues = []string{"node 2 lags 1000 slots behind the required slot", "node 3 is down (upstream_unavailable)"}
+	return c
+}
+
+// priceCheck is a cross-check of edgetest.Market's price in verdict:
+// DexScreener (primary) prices the selected pair at 0.00001234 USD,
+// GeckoTerminal at 0.000013 USD (5.35 % apart), with the default bounds;
+// held lowers the hold bound to 5 % (its first held poll); unconfirmed
+// is a move to 0.00002468 USD that DexScreener sees while GeckoTerminal
+// is down (rate limited), pending.
+func priceCheck(verdict string) *contract.PriceCheck {
+	d := func(s string) *decimal.Decimal { v := decimal.RequireFromString(s); return &v }
+	at := t0.Add(-30 * time.Second)
+	c := &contract.PriceCheck{Verdict: verdict, Primary: contract.UpstreamDexScreener, Pair: edgetest.PairSOL,
+		Sources: []contract.PriceSource{
+			{Name: contract.UpstreamDexScreener, State: contract.SourceOK, PriceUSD: d("0.00001234"), SelectedPair: edgetest.PairSOL},
+			{Name: contract.UpstreamGeckoTerminal, State: contract.SourceOK, PriceUSD: d("0.000013"), SelectedPair: edgetest.PairSOL}},
+		Deviation: d("0.053484602917"), Tolerance: *d("0.02"), HoldBound: *d("0.2"), MoveBound: *d("0.5"), MaxHeldPolls: 5,
+		CheckedAt: at,
+		Reason: "The aggregators disagree: geckoterminal prices pair " + edgetest.PairSOL +
+			" at 0.000013 USD, 5.35% from dexscreener's 0.00001234 USD, beyond the 2% tolerance; dexscreener's figures are published."}
+	switch verdict {
+	case contract.PriceHeld:
+		c.HeldPolls, c.HoldBound = 1, *d("0.05")
+		c.Reason = "The aggregators disagree: geckoterminal prices pair " + edgetest.PairSOL +
+			" at 0.000013 USD, 5.35% from dexscreener's 0.00001234 USD, beyond the 5% hold bound; the last published price is held (poll 1 of at most 5)."
+	case contract.PriceUnconfirmed:
+		c.Sources[0].PriceUSD = d("0.00002468")
+		c.Sources[1] = contract.PriceSource{Name: contract.UpstreamGeckoTerminal, State: contract.SourceDown, ErrorKind: contract.ErrKindRateLimited}
+		c.Deviation = nil
+		c.Pending = &contract.PendingPrice{Kind: contract.PendingPriceMove, Pair: edgetest.PairSOL, PriceUSD: *d("0.00002468"),
+			Source: contract.UpstreamDexScreener, Since: at}
+		c.Reason = "dexscreener sees a move of 100% (0.00001234 to 0.00002468 USD) that geckoterminal does not confirm; the last published price is held until the next poll confirms it."
+	}
 	return c
 }

@@ -40,6 +40,7 @@ type priceBody struct {
 	QuoteSymbol string          `json:"quote_symbol"`
 	Pair        *pairBody       `json:"pair"`
 	Source      contract.Source `json:"source"`
+	CrossCheck  *priceCheckBody `json:"cross_check"`
 	UpdatedAt   string          `json:"updated_at"`
 	Stale       bool            `json:"stale"`
 }
@@ -66,7 +67,7 @@ func (r *renderer) price() *answer.Answer {
 	return r.okJSON(priceBody{
 		Mint: r.Token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
 		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
-		Source:    r.st.Docs[contract.DomainMarket].Env.Source,
+		Source: r.st.Docs[contract.DomainMarket].Env.Source, CrossCheck: priceCheck(m),
 		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
@@ -138,35 +139,36 @@ func countPairs(m *contract.Market) pairCounts {
 var marketDomains = []contract.Domain{contract.DomainMarket, contract.DomainSupply, contract.DomainHolders}
 
 type MarketBody struct {
-	Mint                  string       `json:"mint"`
-	Name                  string       `json:"name"`
-	Symbol                string       `json:"symbol"`
-	MarketStatus          *string      `json:"market_status"`
-	PriceUSD              *json.Number `json:"price_usd"`
-	PriceChange24hPercent *json.Number `json:"price_change_24h_percent"`
-	LiquidityUSD          *json.Number `json:"liquidity_usd"`
-	Volume24hUSD          *json.Number `json:"volume_24h_usd"`
-	Txns24h               *int64       `json:"txns_24h"`
-	Buys24h               *int64       `json:"buys_24h"`
-	Sells24h              *int64       `json:"sells_24h"`
-	MarketCapUSD          *json.Number `json:"market_cap_usd"`
-	FDVUSD                *json.Number `json:"fdv_usd"`
-	Holders               *uint64      `json:"holders"`
-	Decimals              *uint8       `json:"decimals"`
-	TotalSupply           *json.Number `json:"total_supply"`
-	TotalSupplyRaw        *string      `json:"total_supply_raw"`
-	CirculatingSupply     *json.Number `json:"circulating_supply"`
-	CirculatingSupplyRaw  *string      `json:"circulating_supply_raw"`
-	MaxSupply             *json.Number `json:"max_supply"`
-	MaxSupplyRaw          *string      `json:"max_supply_raw"`
-	PairAddress           *string      `json:"pair_address"`
-	PairDex               *string      `json:"pair_dex"`
-	PairName              *string      `json:"pair_name"`
-	PairURL               *string      `json:"pair_url"`
-	PortalVersion         int          `json:"portal_version"`
-	UpdatedAt             *string      `json:"updated_at"`
-	Stale                 bool         `json:"stale"`
-	Missing               []string     `json:"missing"`
+	Mint                  string          `json:"mint"`
+	Name                  string          `json:"name"`
+	Symbol                string          `json:"symbol"`
+	MarketStatus          *string         `json:"market_status"`
+	PriceUSD              *json.Number    `json:"price_usd"`
+	PriceChange24hPercent *json.Number    `json:"price_change_24h_percent"`
+	LiquidityUSD          *json.Number    `json:"liquidity_usd"`
+	Volume24hUSD          *json.Number    `json:"volume_24h_usd"`
+	Txns24h               *int64          `json:"txns_24h"`
+	Buys24h               *int64          `json:"buys_24h"`
+	Sells24h              *int64          `json:"sells_24h"`
+	MarketCapUSD          *json.Number    `json:"market_cap_usd"`
+	FDVUSD                *json.Number    `json:"fdv_usd"`
+	Holders               *uint64         `json:"holders"`
+	Decimals              *uint8          `json:"decimals"`
+	TotalSupply           *json.Number    `json:"total_supply"`
+	TotalSupplyRaw        *string         `json:"total_supply_raw"`
+	CirculatingSupply     *json.Number    `json:"circulating_supply"`
+	CirculatingSupplyRaw  *string         `json:"circulating_supply_raw"`
+	MaxSupply             *json.Number    `json:"max_supply"`
+	MaxSupplyRaw          *string         `json:"max_supply_raw"`
+	PairAddress           *string         `json:"pair_address"`
+	PairDex               *string         `json:"pair_dex"`
+	PairName              *string         `json:"pair_name"`
+	PairURL               *string         `json:"pair_url"`
+	PriceCheck            *priceCheckBody `json:"price_check"`
+	PortalVersion         int             `json:"portal_version"`
+	UpdatedAt             *string         `json:"updated_at"`
+	Stale                 bool            `json:"stale"`
+	Missing               []string        `json:"missing"`
 }
 
 // maxWhole is the maximum supply in whole tokens, nil when none is
@@ -224,6 +226,7 @@ func (r *renderer) market() *answer.Answer {
 			b.PairAddress, b.PairDex, b.PairURL = ptr(p.Address), ptr(p.DexID), ptr(p.URL)
 			b.PairName = ptr(p.Base.Symbol + "/" + p.Quote.Symbol)
 		}
+		b.PriceCheck = priceCheck(m)
 	}
 	b.MarketCapUSD, b.FDVUSD = r.valuation(m, sp)
 	if h := r.st.Holders(); h != nil {
@@ -293,6 +296,8 @@ type sourcesSection struct {
 	Market  *sourceSection `json:"market"`
 	Supply  *sourceSection `json:"supply"`
 	Holders *sourceSection `json:"holders"`
+	// CrossCheck is the market document's price cross-check.
+	CrossCheck *priceCheckBody `json:"cross_check"`
 }
 
 type marketDataBody struct {
@@ -368,7 +373,8 @@ func (r *renderer) marketData() *answer.Answer {
 		pc := countPairs(m)
 		b.PairsDetected, b.PairsKept, b.PairsUsable = &pc.Detected, &pc.Kept, &pc.Usable
 		b.PairCount = ptr(len(m.Pairs))
-		b.Warnings = warnings(m.Warnings)
+		b.Warnings = marketWarnings(m)
+		b.Sources.CrossCheck = priceCheck(m)
 	}
 	b.Valuation.MarketCapUSD, b.Valuation.FDVUSD = r.valuation(m, sp)
 	if h := r.st.Holders(); h != nil {
@@ -426,7 +432,7 @@ func (r *renderer) marketPairs() *answer.Answer {
 	}
 	in := r.info(contract.DomainMarket)
 	b := marketPairsBody{Mint: r.Token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
-		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: warnings(m.Warnings),
+		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: marketWarnings(m),
 		Source: r.st.Docs[contract.DomainMarket].Env.Source, UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}
 	for _, o := range m.Official {
 		b.Official = append(b.Official, officialPairBody{Address: o.Address, Found: o.Found, Selected: o.Selected,

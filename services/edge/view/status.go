@@ -190,6 +190,9 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	b.Checks.MarketAggregator = in.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
 	if m := st.Market(); m != nil {
 		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
+		if p := priceCheckProblem(m); p != "" {
+			problem(p)
+		}
 	}
 
 	sort.Strings(b.Problems)

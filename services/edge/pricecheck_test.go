@@ -1,0 +1,116 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
+	"github.com/tokendata/tokendata/shared/contract"
+)
+
+// TestPriceCheckStatus: /api/status is degraded while the market
+// document's price cross-check says disagree, held or unconfirmed, with a
+// problem naming the verdict, and ok for every other verdict (issue 27,
+// rules 4 and 5; docs/api.md, The price cross-check).
+func TestPriceCheckStatus(t *testing.T) {
+	for _, tc := range []struct {
+		verdict  string
+		degraded bool
+	}{
+		{contract.PriceAgreed, false},
+		{contract.PriceSingleSource, false},
+		{contract.PriceNotPriced, false},
+		{contract.PriceDisagree, true},
+		{contract.PriceHeld, true},
+		{contract.PriceUnconfirmed, true},
+	} {
+		t.Run(tc.verdict, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.writeAll()
+			m := edgetest.Market()
+			m.CrossCheck = priceCheck(tc.verdict)
+			h.write(contract.DomainMarket, m, 30e9)
+			h.refresh()
+			st := h.statusBody()
+			var named []string
+			for _, p := range st.Problems {
+				if strings.HasPrefix(p, "market: price cross-check ") {
+					named = append(named, p)
+				}
+			}
+			if !tc.degraded {
+				if st.Status != view.StatusOK || len(named) != 0 {
+					t.Errorf("status %s, problems %q; want ok", st.Status, st.Problems)
+				}
+				return
+			}
+			if st.Status != view.StatusDegraded || len(named) != 1 ||
+				!strings.HasPrefix(named[0], "market: price cross-check "+tc.verdict+" (") {
+				t.Errorf("status %s, problems %q; want degraded naming %s", st.Status, st.Problems, tc.verdict)
+			}
+		})
+	}
+}
+
+// TestPriceCheckWarning: the market bodies carry price_sources_disagree
+// once while the price is disagreed on or held: the collector's when the
+// document has it, else the edge's from the cross-check's reason; never
+// for another verdict. /api/price shows the cross-check with both
+// aggregators' prices and, while unconfirmed, the pending move.
+func TestPriceCheckWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		verdict   string
+		collector bool // the document carries the collector's warning
+		want      int
+	}{
+		{"disagree, collector's warning", contract.PriceDisagree, true, 1},
+		{"held, no warning stored", contract.PriceHeld, false, 1},
+		{"unconfirmed", contract.PriceUnconfirmed, false, 0},
+		{"agreed", contract.PriceAgreed, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.writeAll()
+			m := edgetest.Market()
+			m.CrossCheck = priceCheck(tc.verdict)
+			if tc.collector {
+				m.Warnings = []contract.Warning{{Code: contract.WarnPriceSourcesDisagree, Message: m.CrossCheck.Reason}}
+			}
+			h.write(contract.DomainMarket, m, 30e9)
+			h.refresh()
+			for _, p := range []string{view.PathMarketData, view.PathMarketPairs} {
+				var b struct{ Warnings []contract.Warning }
+				if err := json.Unmarshal(h.do(http.MethodGet, p).Body.Bytes(), &b); err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, w := range b.Warnings {
+					if w.Code == contract.WarnPriceSourcesDisagree {
+						n++
+						if w.Message != m.CrossCheck.Reason {
+							t.Errorf("%s: warning %q, want the cross-check's reason", p, w.Message)
+						}
+					}
+				}
+				if n != tc.want {
+					t.Errorf("%s: %d price_sources_disagree warnings, want %d: %+v", p, n, tc.want, b.Warnings)
+				}
+			}
+			var price map[string]any
+			if err := json.Unmarshal(h.do(http.MethodGet, view.PathPrice).Body.Bytes(), &price); err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := lookup(price, "cross_check.verdict"); v != tc.verdict {
+				t.Errorf("/api/price cross_check.verdict %v, want %s", v, tc.verdict)
+			}
+			pending, _ := lookup(price, "cross_check.pending.kind")
+			if (tc.verdict == contract.PriceUnconfirmed) != (pending == contract.PendingPriceMove) {
+				t.Errorf("/api/price cross_check.pending.kind %v with verdict %s", pending, tc.verdict)
+			}
+		})
+	}
+}
