@@ -45,6 +45,8 @@ type Server struct {
 	log    *slog.Logger
 	// capLog is the start log line's attributes of the connection cap.
 	capLog []any
+	// signLog is the start log line of the signing key.
+	signLog []any
 	view.Redactor
 
 	// bodies renders the views (the mirror's render inputs).
@@ -145,6 +147,7 @@ func (s *Server) RunOn(ctx context.Context, l net.Listener) error {
 		}
 	}
 	s.log.Info("connection cap", s.capLog...)
+	s.log.Info("answer signatures", s.signLog...)
 	return lifecycle.Run(ctx, s.mirror.Refresher, s.apiServer(l).Run)
 }
 

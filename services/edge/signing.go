@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/httpsig"
 )
@@ -31,6 +32,23 @@ func LoadSigning() (Signing, error) {
 	var s Signing
 	err := config.Load(&s, "")
 	return s, err
+}
+
+// LoadKeys reads SIGNING_KEY_FILE and SIGNING_PREVIOUS_KEY_FILE and loads
+// their keys. Without SIGNING_KEY_FILE the answers are not signed, unless
+// generate is set (standalone's demo mode): then a key is made for this
+// process, marked generated (/api/status says so).
+func LoadKeys(generate bool) (*httpsig.Key, ed25519.PublicKey, error) {
+	s, err := LoadSigning()
+	if err != nil {
+		return nil, nil, err
+	}
+	key, prev, err := s.Keys()
+	if err != nil || key != nil || !generate {
+		return key, prev, err
+	}
+	key, err = httpsig.GenerateKey()
+	return key, nil, err
 }
 
 // Keys loads the configured keys: nil, nil without SIGNING_KEY_FILE.
@@ -108,6 +126,7 @@ func (s *Server) sign(token config.Token, deps Deps) error {
 		if deps.PreviousKey != nil {
 			return errors.New("edge: a previous signing key without a current one")
 		}
+		s.signLog = []any{"signed", false, "why", "SIGNING_KEY_FILE is not set"}
 		return nil
 	}
 	sg, err := newSigner(deps.SigningKey)
@@ -119,6 +138,17 @@ func (s *Server) sign(token config.Token, deps Deps) error {
 		return fmt.Errorf("edge: signing keys: %w", err)
 	}
 	s.bodies.Signer, s.bodies.Keys = sg, jwks
-	_ = token
+	s.bodies.Signing = view.SigningInfo{KeyID: deps.SigningKey.ID(), Generated: deps.SigningKey.Generated()}
+	if deps.PreviousKey != nil {
+		s.bodies.Signing.PreviousKeyID = httpsig.Thumbprint(deps.PreviousKey)
+	}
+	if want := token.SigningKeyThumbprint; want != "" && want != deps.SigningKey.ID() {
+		if !deps.SigningKey.Generated() {
+			return fmt.Errorf("SIGNING_KEY_FILE: the key's thumbprint %s is not the token file's signing_key_thumbprint %s: the official identity vouches for another key", deps.SigningKey.ID(), want)
+		}
+		s.log.Warn("the generated demo signing key is not the token file's signing_key_thumbprint", "key_id", deps.SigningKey.ID(), "token_thumbprint", want)
+	}
+	s.signLog = []any{"signed", true, "key_id", deps.SigningKey.ID(), "generated", deps.SigningKey.Generated(),
+		"previous_key_id", s.bodies.Signing.PreviousKeyID}
 	return nil
 }

@@ -167,3 +167,60 @@ func TestUnsignedWithoutKey(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenVouchesForTheKey: a token file that states the signing key's
+// thumbprint shows it in /api/token-metadata; an edge started with
+// another key refuses to start, naming both (a generated demo key only
+// warns); /api/status says which key signs.
+func TestTokenVouchesForTheKey(t *testing.T) {
+	key, err := httpsig.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	configured, err := httpsig.ParseKey(mustPKCS8(t, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := httpsig.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := edgetest.Token()
+	token.SigningKeyThumbprint = configured.ID()
+
+	h := newHarnessOf(t, token, nil, withKey(configured))
+	h.writeAll()
+	h.refresh()
+	if rec := h.do(http.MethodGet, view.PathTokenMetadata); !strings.Contains(rec.Body.String(), `"signing_key_thumbprint":"`+configured.ID()+`"`) {
+		t.Errorf("/api/token-metadata: %s", rec.Body)
+	}
+	st := h.srv.statusReportNow()
+	if sg := st.Checks.Signing; sg.Status != "on" || sg.KeyID == nil || *sg.KeyID != configured.ID() || sg.Generated {
+		t.Errorf("status signing: %+v", sg)
+	}
+
+	otherConfigured, err := httpsig.ParseKey(mustPKCS8(t, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	common, cfg := config.Common{}, DefaultConfig()
+	_, err = New(common, token, cfg, Deps{Store: h.store, SigningKey: otherConfigured})
+	if err == nil || !strings.Contains(err.Error(), otherConfigured.ID()) || !strings.Contains(err.Error(), configured.ID()) {
+		t.Errorf("another key than the token file's: %v", err)
+	}
+	if _, err := New(common, token, cfg, Deps{Store: h.store, SigningKey: other}); err != nil {
+		t.Errorf("a generated demo key: %v", err)
+	}
+	if st := newHarness(t, nil).srv.statusReportNow(); st.Checks.Signing.Status != "off" || st.Checks.Signing.KeyID != nil {
+		t.Errorf("without a key: %+v", st.Checks.Signing)
+	}
+}
+
+func mustPKCS8(t *testing.T, k *httpsig.Key) []byte {
+	t.Helper()
+	b, err := k.MarshalPKCS8()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

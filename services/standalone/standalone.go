@@ -167,7 +167,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("holders: %w", err)
 	}
-	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: simulated})
+	// Demo mode signs with a key made for this process (marked generated
+	// in /api/status) unless SIGNING_KEY_FILE names one.
+	key, prev, err := edge.LoadKeys(demo)
+	if err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
+	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: simulated,
+		SigningKey: key, PreviousKey: prev})
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
 	}

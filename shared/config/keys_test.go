@@ -28,7 +28,7 @@ func TestTokenFileTypoNamesTheKeyAndItsFix(t *testing.T) {
 			`line 3: unknown key "pricemove_warning" in the token file; did you mean "price_move_warning"?`,
 			`line 4: unknown key "public_base" in the token file`}},
 		{"no key near", "website: \"https://x.example\"\n", []string{
-			`line 3: unknown key "website" in the token file; the keys there are decimals, description, exchanges, links, logo, max_supply, mint, name, official_pairs, price_hold_bound, price_max_held_polls, price_move_bound, price_move_warning, price_tolerance, public_base_url, symbol`}},
+			`line 3: unknown key "website" in the token file; the keys there are decimals, description, exchanges, links, logo, max_supply, mint, name, official_pairs, price_hold_bound, price_max_held_polls, price_move_bound, price_move_warning, price_tolerance, public_base_url, signing_key_thumbprint, symbol`}},
 		{"under a merge", "defaults: &d {dex: raydium, qoute: SOL}\n", []string{`unknown key "defaults" in the token file`}},
 	}
 	for _, tt := range tests {

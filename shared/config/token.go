@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/mr-tron/base58"
@@ -60,6 +61,11 @@ type Token struct {
 	PriceHoldBound    string `yaml:"price_hold_bound" json:"price_hold_bound"`
 	PriceMoveBound    string `yaml:"price_move_bound" json:"price_move_bound"`
 	PriceMaxHeldPolls *int   `yaml:"price_max_held_polls" json:"price_max_held_polls"`
+	// SigningKeyThumbprint is the RFC 7638 thumbprint of the key that
+	// signs the service's answers (its key id in /api/keys): stated in
+	// the token's identity, it vouches for the key. Optional; when set,
+	// an edge whose SIGNING_KEY_FILE holds another key refuses to start.
+	SigningKeyThumbprint string `yaml:"signing_key_thumbprint" json:"signing_key_thumbprint"`
 }
 
 // Link is one official project link.
@@ -227,6 +233,9 @@ func (t Token) Validate() error {
 			bad("mint", "%v", err)
 		}
 	}
+	if t.SigningKeyThumbprint != "" && !thumbprintRE.MatchString(t.SigningKeyThumbprint) {
+		bad("signing_key_thumbprint", "%.60q is not an RFC 7638 thumbprint of an Ed25519 key (43 characters of base64url, as /api/keys gives it as kid)", t.SigningKeyThumbprint)
+	}
 	if t.MaxSupply == "" {
 		bad("max_supply", `missing: state the maximum supply in whole tokens (max_supply: "1000000000"), `+
 			"or max_supply: none when the issuer discloses none (TOKEN_MAX_SUPPLY sets it too); it is never guessed")
@@ -347,3 +356,7 @@ func ResolveToken(c Common, allowDemo bool) (t Token, demo bool, err error) {
 	}
 	return Token{}, false, errors.New("TOKEN_CONFIG or TOKEN_MINT: one is required (demo mode is for standalone only)")
 }
+
+// thumbprintRE is an RFC 7638 SHA-256 thumbprint in base64url without
+// padding.
+var thumbprintRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)

@@ -18,20 +18,23 @@ type authoritiesSection struct {
 }
 
 type tokenMetadataBody struct {
-	Mint          string                    `json:"mint"`
-	Name          string                    `json:"name"`
-	Symbol        string                    `json:"symbol"`
-	Decimals      *uint8                    `json:"decimals"`
-	Description   *string                   `json:"description"`
-	Logo          *string                   `json:"logo"`
-	Links         []config.Link             `json:"links"`
-	PublicBaseURL *string                   `json:"public_base_url"`
-	OnChain       *contract.OnChainMetadata `json:"on_chain"`
-	Authorities   *authoritiesSection       `json:"authorities"`
-	Warnings      []contract.Warning        `json:"warnings"`
-	UpdatedAt     *string                   `json:"updated_at"`
-	Stale         bool                      `json:"stale"`
-	Missing       []string                  `json:"missing"`
+	Mint          string        `json:"mint"`
+	Name          string        `json:"name"`
+	Symbol        string        `json:"symbol"`
+	Decimals      *uint8        `json:"decimals"`
+	Description   *string       `json:"description"`
+	Logo          *string       `json:"logo"`
+	Links         []config.Link `json:"links"`
+	PublicBaseURL *string       `json:"public_base_url"`
+	// SigningKeyThumbprint is the token file's statement of the key that
+	// signs the answers (null when it states none).
+	SigningKeyThumbprint *string                   `json:"signing_key_thumbprint"`
+	OnChain              *contract.OnChainMetadata `json:"on_chain"`
+	Authorities          *authoritiesSection       `json:"authorities"`
+	Warnings             []contract.Warning        `json:"warnings"`
+	UpdatedAt            *string                   `json:"updated_at"`
+	Stale                bool                      `json:"stale"`
+	Missing              []string                  `json:"missing"`
 }
 
 func (r *renderer) tokenMetadata() *answer.Answer {
@@ -41,7 +44,7 @@ func (r *renderer) tokenMetadata() *answer.Answer {
 	t := r.Token
 	b := tokenMetadataBody{Mint: t.Mint, Name: name, Symbol: symbol, Decimals: r.decimals(),
 		Description: nonEmpty(t.Description), Logo: nonEmpty(t.Logo), Links: t.Links,
-		PublicBaseURL: nonEmpty(t.PublicBaseURL), Warnings: []contract.Warning{},
+		PublicBaseURL: nonEmpty(t.PublicBaseURL), SigningKeyThumbprint: nonEmpty(t.SigningKeyThumbprint), Warnings: []contract.Warning{},
 		UpdatedAt: timePtr(in), Stale: in.Stale, Missing: r.missing(ds...)}
 	if b.Links == nil {
 		b.Links = []config.Link{}

@@ -55,29 +55,32 @@ func newFigure(key, kind string, v *json.Number) figure {
 type portalPage struct {
 	Name, Symbol, Mint, Description string
 	Logo                            string
-	Demo                            bool
-	Links                           []config.Link
-	MarketStatus                    string
-	Price, Change24h, MarketCap     figure
-	FDV, Liquidity, Volume24h       figure
-	Txns24h, Buys24h, Sells24h      figure
-	Holders                         figure
-	HoldersMethod                   string
-	Total, Circulating, Max         figure
-	Decimals                        string
-	MaxDisclosed                    bool
-	Methodology                     *contract.Methodology
-	Warnings                        []contract.Warning
-	Pairs                           []portalPair
-	Exchanges                       []config.Exchange
-	Freshness                       []freshnessRow
-	Listing                         []listingRow
-	History                         template.HTML
-	UpdatedAt                       string
-	Stale                           bool
-	RenderedAt                      string
-	CSS, JS, Icon                   string
-	APIMarket, APIStatus, APIDocs   string
+	// SigningKey is the token file's signing_key_thumbprint: the key
+	// that signs the API's answers, vouched for by the identity.
+	SigningKey                    string
+	Demo                          bool
+	Links                         []config.Link
+	MarketStatus                  string
+	Price, Change24h, MarketCap   figure
+	FDV, Liquidity, Volume24h     figure
+	Txns24h, Buys24h, Sells24h    figure
+	Holders                       figure
+	HoldersMethod                 string
+	Total, Circulating, Max       figure
+	Decimals                      string
+	MaxDisclosed                  bool
+	Methodology                   *contract.Methodology
+	Warnings                      []contract.Warning
+	Pairs                         []portalPair
+	Exchanges                     []config.Exchange
+	Freshness                     []freshnessRow
+	Listing                       []listingRow
+	History                       template.HTML
+	UpdatedAt                     string
+	Stale                         bool
+	RenderedAt                    string
+	CSS, JS, Icon                 string
+	APIMarket, APIStatus, APIDocs string
 }
 
 // portalPair is an official pair of the token file, with what the
@@ -104,7 +107,7 @@ type listingRow struct {
 func (r *renderer) portalPage() *portalPage {
 	name, symbol := r.identity()
 	t := r.Token
-	p := &portalPage{Name: name, Symbol: symbol, Mint: t.Mint, Description: t.Description, Demo: r.Demo,
+	p := &portalPage{Name: name, Symbol: symbol, Mint: t.Mint, Description: t.Description, SigningKey: t.SigningKeyThumbprint, Demo: r.Demo,
 		Links: t.Links, Exchanges: t.Exchanges, MaxDisclosed: t.MaxSupplyDisclosed(),
 		RenderedAt: r.now.UTC().Format("2006-01-02 15:04:05 UTC"),
 		CSS:        r.Assets.css.Path, JS: r.Assets.js.Path, Icon: r.Assets.icon.Path,

@@ -48,6 +48,8 @@ type RenderInputs struct {
 	// Keys is /api/keys' body, the JWKS of the signing keys ({"keys":[]}
 	// when nil).
 	Keys []byte
+	// Signing is what /api/status says of the signing key.
+	Signing SigningInfo
 }
 
 func (in *RenderInputs) cacheControl(g answer.Group) string { return in.CacheControls[g] }

@@ -42,8 +42,10 @@ type statusChecks struct {
 	LedgerRPC  upstreamCheck             `json:"ledger_rpc"`
 	// LedgerNodes is the supply collector's last cross-check of the
 	// ledger nodes (null when its status record holds none).
-	LedgerNodes      *ledgerNodesCheck `json:"ledger_nodes"`
-	MarketAggregator upstreamCheck     `json:"market_aggregator"`
+	LedgerNodes *ledgerNodesCheck `json:"ledger_nodes"`
+	// Signing says whether answers are signed, and with which key.
+	Signing          signingCheck  `json:"signing"`
+	MarketAggregator upstreamCheck `json:"market_aggregator"`
 	// Redis is the deprecated name of Store (removed in 3.0): the same
 	// object, also when the backend is memory.
 	Redis storeCheck `json:"redis"`
@@ -184,6 +186,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
 	ledger, ledgerProblems := in.ledgerNodes(statuses[contract.CollectorSupply])
 	b.Checks.LedgerNodes = ledger
+	b.Checks.Signing = in.signingCheck()
 	for _, p := range ledgerProblems {
 		problem(p)
 	}
@@ -289,4 +292,30 @@ type StoreHealth struct {
 	LastOK    time.Time
 	// err is a generic description: never an address or a password.
 	Err string
+}
+
+// SigningInfo is the signing key as /api/status shows it: its id (the
+// RFC 7638 thumbprint, empty when answers are not signed), whether this
+// process generated it (demo mode), and the previous key's id during a
+// rotation.
+type SigningInfo struct {
+	KeyID         string
+	Generated     bool
+	PreviousKeyID string
+}
+
+// signingCheck is /api/status's checks.signing.
+type signingCheck struct {
+	Status        string  `json:"status"`
+	KeyID         *string `json:"key_id"`
+	Generated     bool    `json:"generated"`
+	PreviousKeyID *string `json:"previous_key_id"`
+}
+
+func (in *RenderInputs) signingCheck() signingCheck {
+	s := in.Signing
+	if s.KeyID == "" {
+		return signingCheck{Status: "off"}
+	}
+	return signingCheck{Status: "on", KeyID: ptr(s.KeyID), Generated: s.Generated, PreviousKeyID: nonEmpty(s.PreviousKeyID)}
 }

@@ -46,11 +46,21 @@ func probe(ctx context.Context, c *process.Checked, r *check.Report) {
 		g.Fail("EDGE_ variables", err.Error(), "fix the variable the error names (docs/environment.md)")
 		return
 	}
-	if _, err := edge.New(c.Common, c.Token, cfg, edge.Deps{Store: c.Store}); err != nil {
+	key, prev, err := edge.LoadKeys(false)
+	if err != nil {
+		g.Fail("signing key", err.Error(), "SIGNING_KEY_FILE must name an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)")
+		return
+	}
+	if _, err := edge.New(c.Common, c.Token, cfg, edge.Deps{Store: c.Store, SigningKey: key, PreviousKey: prev}); err != nil {
 		g.Fail("configuration", err.Error(), "fix the variable or the token file's key the error names")
 		return
 	}
 	g.OK("configuration", "the edge's variables and the token file are valid")
+	if key == nil {
+		g.Warn("signing key", "SIGNING_KEY_FILE is not set: answers are not signed", "set SIGNING_KEY_FILE to sign every answer (docs/api.md, Signed answers)")
+	} else {
+		g.OK("signing key", "answers signed by key %s (its thumbprint; /api/keys publishes it)", key.ID())
+	}
 	rctx, cancel := context.WithTimeout(ctx, process.CheckTimeout)
 	defer cancel()
 	docs, errs, err := c.Store.ReadAll(rctx, contract.Domains...)
@@ -104,8 +114,12 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	p.LogStart(cfg)
+	key, prev, err := edge.LoadKeys(false)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
 	srv, err := edge.New(p.Common, p.Token, cfg, edge.Deps{Store: p.Store, Registry: p.Registry, Log: p.Log,
-		Demo: p.Common.UpstreamsSimulated})
+		Demo: p.Common.UpstreamsSimulated, SigningKey: key, PreviousKey: prev})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
