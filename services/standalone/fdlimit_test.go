@@ -102,14 +102,13 @@ func TestConnectionCapBelowTheFileLimit(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		// The flood happened: more clients connected than the cap allows
-		// (on the old default, 10,000, the descriptors ran out first), and
-		// the cap refused the excess rather than the kernel.
+		// The flood happened: more clients connected than the file limit
+		// (on the old default cap, 10,000, the descriptors ran out and the
+		// new client below was never answered). How the edge shed them
+		// (keep-alive off past 90 % of the cap, or 503 at the cap) depends
+		// on their pace.
 		if len(conns) < 1024 {
 			t.Fatalf("only %d of %d idle clients connected: the test did not reach the file limit", len(conns), idle)
-		}
-		if got := opsMetric(t, ops, "tokendata_edge_connections_refused_total"); got == "" || got == "0" {
-			t.Errorf("tokendata_edge_connections_refused_total = %q with %d clients: the cap never acted", got, len(conns))
 		}
 
 		// A new client, while the idle ones stay: answered.
