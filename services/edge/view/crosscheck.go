@@ -13,16 +13,25 @@ import (
 // /api/status, the last poll's, published or not (the supply run of the
 // collector's status record). Nodes are numbers, never URLs.
 
+// crossCheckHead is what both renderings of a cross-check begin with.
+type crossCheckHead struct {
+	State          string `json:"state"`
+	Nodes          int    `json:"nodes"`
+	Quorum         int    `json:"quorum"`
+	Agreed         int    `json:"agreed"`
+	Slot           uint64 `json:"slot"`
+	MinContextSlot uint64 `json:"min_context_slot"`
+}
+
+func headOf(c *contract.LedgerCrossCheck) crossCheckHead {
+	return crossCheckHead{State: c.State, Nodes: c.Nodes, Quorum: c.Quorum, Agreed: c.Agreed, Slot: c.Slot, MinContextSlot: c.MinContextSlot}
+}
+
 // crossCheckBody is /api/supply's cross_check.
 type crossCheckBody struct {
-	State          string     `json:"state"`
-	Nodes          int        `json:"nodes"`
-	Quorum         int        `json:"quorum"`
-	Agreed         int        `json:"agreed"`
-	Slot           uint64     `json:"slot"`
-	MinContextSlot uint64     `json:"min_context_slot"`
-	PerNode        []nodeBody `json:"per_node"`
-	Issues         []string   `json:"issues"`
+	crossCheckHead
+	PerNode []nodeBody `json:"per_node"`
+	Issues  []string   `json:"issues"`
 }
 
 type nodeBody struct {
@@ -42,8 +51,7 @@ func (r *renderer) crossCheck(c *contract.LedgerCrossCheck) *crossCheckBody {
 	if c == nil {
 		return nil
 	}
-	b := &crossCheckBody{State: c.State, Nodes: c.Nodes, Quorum: c.Quorum, Agreed: c.Agreed, Slot: c.Slot,
-		MinContextSlot: c.MinContextSlot, PerNode: make([]nodeBody, 0, len(c.PerNode)), Issues: r.issues(c.Issues)}
+	b := &crossCheckBody{crossCheckHead: headOf(c), PerNode: make([]nodeBody, 0, len(c.PerNode)), Issues: r.issues(c.Issues)}
 	for _, n := range c.PerNode {
 		nb := nodeBody{Node: n.Node, Verdict: n.Verdict, Slot: n.Slot, Decimals: n.Decimals}
 		if n.AmountRaw != "" {
@@ -77,15 +85,10 @@ func (r *renderer) issues(in []string) []string {
 
 // ledgerNodesCheck is /api/status's checks.ledger_nodes.
 type ledgerNodesCheck struct {
-	Status         string          `json:"status"`
-	State          string          `json:"state"`
-	Nodes          int             `json:"nodes"`
-	Quorum         int             `json:"quorum"`
-	Agreed         int             `json:"agreed"`
-	Slot           uint64          `json:"slot"`
-	MinContextSlot uint64          `json:"min_context_slot"`
-	PerNode        []ledgerNodeRow `json:"per_node"`
-	Issues         []string        `json:"issues"`
+	Status string `json:"status"`
+	crossCheckHead
+	PerNode []ledgerNodeRow `json:"per_node"`
+	Issues  []string        `json:"issues"`
 }
 
 type ledgerNodeRow struct {
@@ -105,8 +108,7 @@ func (in *RenderInputs) ledgerNodes(rec contract.Status) (*ledgerNodesCheck, []s
 		return nil, nil
 	}
 	c := run.Ledger
-	lc := &ledgerNodesCheck{Status: StatusOK, State: c.State, Nodes: c.Nodes, Quorum: c.Quorum, Agreed: c.Agreed,
-		Slot: c.Slot, MinContextSlot: c.MinContextSlot, PerNode: make([]ledgerNodeRow, 0, len(c.PerNode)), Issues: []string{}}
+	lc := &ledgerNodesCheck{Status: StatusOK, crossCheckHead: headOf(c), PerNode: make([]ledgerNodeRow, 0, len(c.PerNode)), Issues: []string{}}
 	for _, n := range c.PerNode {
 		row := ledgerNodeRow{Node: n.Node, Verdict: n.Verdict, Slot: n.Slot}
 		if n.SlotsBehind > 0 {
