@@ -6,6 +6,7 @@ package view
 import (
 	"encoding/json"
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 
 	"github.com/shopspring/decimal"
 
@@ -34,15 +35,15 @@ func newPairBody(p *contract.Pair) *pairBody {
 }
 
 type priceBody struct {
-	Mint        string          `json:"mint"`
-	PriceUSD    json.Number     `json:"price_usd"`
-	PriceQuote  *json.Number    `json:"price_quote"`
-	QuoteSymbol string          `json:"quote_symbol"`
-	Pair        *pairBody       `json:"pair"`
-	Source      contract.Source `json:"source"`
-	CrossCheck  *priceCheckBody `json:"cross_check"`
-	UpdatedAt   string          `json:"updated_at"`
-	Stale       bool            `json:"stale"`
+	Mint        string                     `json:"mint"`
+	PriceUSD    json.Number                `json:"price_usd"`
+	PriceQuote  *json.Number               `json:"price_quote"`
+	QuoteSymbol string                     `json:"quote_symbol"`
+	Pair        *pairBody                  `json:"pair"`
+	Source      contract.Source            `json:"source"`
+	CrossCheck  *crosscheck.PriceCheckBody `json:"cross_check"`
+	UpdatedAt   string                     `json:"updated_at"`
+	Stale       bool                       `json:"stale"`
 }
 
 // noMarket answers /api/price when the aggregator has no usable pair.
@@ -67,7 +68,7 @@ func (r *renderer) price() *answer.Answer {
 	return r.okJSON(priceBody{
 		Mint: r.Token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
 		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
-		Source: r.st.Docs[contract.DomainMarket].Env.Source, CrossCheck: priceCheck(m),
+		Source: r.st.Docs[contract.DomainMarket].Env.Source, CrossCheck: crosscheck.PriceCheck(m),
 		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
@@ -139,36 +140,36 @@ func countPairs(m *contract.Market) pairCounts {
 var marketDomains = []contract.Domain{contract.DomainMarket, contract.DomainSupply, contract.DomainHolders}
 
 type MarketBody struct {
-	Mint                  string          `json:"mint"`
-	Name                  string          `json:"name"`
-	Symbol                string          `json:"symbol"`
-	MarketStatus          *string         `json:"market_status"`
-	PriceUSD              *json.Number    `json:"price_usd"`
-	PriceChange24hPercent *json.Number    `json:"price_change_24h_percent"`
-	LiquidityUSD          *json.Number    `json:"liquidity_usd"`
-	Volume24hUSD          *json.Number    `json:"volume_24h_usd"`
-	Txns24h               *int64          `json:"txns_24h"`
-	Buys24h               *int64          `json:"buys_24h"`
-	Sells24h              *int64          `json:"sells_24h"`
-	MarketCapUSD          *json.Number    `json:"market_cap_usd"`
-	FDVUSD                *json.Number    `json:"fdv_usd"`
-	Holders               *uint64         `json:"holders"`
-	Decimals              *uint8          `json:"decimals"`
-	TotalSupply           *json.Number    `json:"total_supply"`
-	TotalSupplyRaw        *string         `json:"total_supply_raw"`
-	CirculatingSupply     *json.Number    `json:"circulating_supply"`
-	CirculatingSupplyRaw  *string         `json:"circulating_supply_raw"`
-	MaxSupply             *json.Number    `json:"max_supply"`
-	MaxSupplyRaw          *string         `json:"max_supply_raw"`
-	PairAddress           *string         `json:"pair_address"`
-	PairDex               *string         `json:"pair_dex"`
-	PairName              *string         `json:"pair_name"`
-	PairURL               *string         `json:"pair_url"`
-	PriceCheck            *priceCheckBody `json:"price_check"`
-	PortalVersion         int             `json:"portal_version"`
-	UpdatedAt             *string         `json:"updated_at"`
-	Stale                 bool            `json:"stale"`
-	Missing               []string        `json:"missing"`
+	Mint                  string                     `json:"mint"`
+	Name                  string                     `json:"name"`
+	Symbol                string                     `json:"symbol"`
+	MarketStatus          *string                    `json:"market_status"`
+	PriceUSD              *json.Number               `json:"price_usd"`
+	PriceChange24hPercent *json.Number               `json:"price_change_24h_percent"`
+	LiquidityUSD          *json.Number               `json:"liquidity_usd"`
+	Volume24hUSD          *json.Number               `json:"volume_24h_usd"`
+	Txns24h               *int64                     `json:"txns_24h"`
+	Buys24h               *int64                     `json:"buys_24h"`
+	Sells24h              *int64                     `json:"sells_24h"`
+	MarketCapUSD          *json.Number               `json:"market_cap_usd"`
+	FDVUSD                *json.Number               `json:"fdv_usd"`
+	Holders               *uint64                    `json:"holders"`
+	Decimals              *uint8                     `json:"decimals"`
+	TotalSupply           *json.Number               `json:"total_supply"`
+	TotalSupplyRaw        *string                    `json:"total_supply_raw"`
+	CirculatingSupply     *json.Number               `json:"circulating_supply"`
+	CirculatingSupplyRaw  *string                    `json:"circulating_supply_raw"`
+	MaxSupply             *json.Number               `json:"max_supply"`
+	MaxSupplyRaw          *string                    `json:"max_supply_raw"`
+	PairAddress           *string                    `json:"pair_address"`
+	PairDex               *string                    `json:"pair_dex"`
+	PairName              *string                    `json:"pair_name"`
+	PairURL               *string                    `json:"pair_url"`
+	PriceCheck            *crosscheck.PriceCheckBody `json:"price_check"`
+	PortalVersion         int                        `json:"portal_version"`
+	UpdatedAt             *string                    `json:"updated_at"`
+	Stale                 bool                       `json:"stale"`
+	Missing               []string                   `json:"missing"`
 }
 
 // maxWhole is the maximum supply in whole tokens, nil when none is
@@ -226,7 +227,7 @@ func (r *renderer) market() *answer.Answer {
 			b.PairAddress, b.PairDex, b.PairURL = ptr(p.Address), ptr(p.DexID), ptr(p.URL)
 			b.PairName = ptr(p.Base.Symbol + "/" + p.Quote.Symbol)
 		}
-		b.PriceCheck = priceCheck(m)
+		b.PriceCheck = crosscheck.PriceCheck(m)
 	}
 	b.MarketCapUSD, b.FDVUSD = r.valuation(m, sp)
 	if h := r.st.Holders(); h != nil {
@@ -297,7 +298,7 @@ type sourcesSection struct {
 	Supply  *sourceSection `json:"supply"`
 	Holders *sourceSection `json:"holders"`
 	// CrossCheck is the market document's price cross-check.
-	CrossCheck *priceCheckBody `json:"cross_check"`
+	CrossCheck *crosscheck.PriceCheckBody `json:"cross_check"`
 }
 
 type marketDataBody struct {
@@ -373,8 +374,8 @@ func (r *renderer) marketData() *answer.Answer {
 		pc := countPairs(m)
 		b.PairsDetected, b.PairsKept, b.PairsUsable = &pc.Detected, &pc.Kept, &pc.Usable
 		b.PairCount = ptr(len(m.Pairs))
-		b.Warnings = marketWarnings(m)
-		b.Sources.CrossCheck = priceCheck(m)
+		b.Warnings = crosscheck.MarketWarnings(m)
+		b.Sources.CrossCheck = crosscheck.PriceCheck(m)
 	}
 	b.Valuation.MarketCapUSD, b.Valuation.FDVUSD = r.valuation(m, sp)
 	if h := r.st.Holders(); h != nil {
@@ -432,7 +433,7 @@ func (r *renderer) marketPairs() *answer.Answer {
 	}
 	in := r.info(contract.DomainMarket)
 	b := marketPairsBody{Mint: r.Token.Mint, MarketStatus: m.Status, Rule: m.Rule, Selected: newPairBody(m.Selected),
-		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: marketWarnings(m),
+		Official: []officialPairBody{}, Pairs: []pairDetail{}, pairCounts: countPairs(m), PairCount: len(m.Pairs), Warnings: crosscheck.MarketWarnings(m),
 		Source: r.st.Docs[contract.DomainMarket].Env.Source, UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}
 	for _, o := range m.Official {
 		b.Official = append(b.Official, officialPairBody{Address: o.Address, Found: o.Found, Selected: o.Selected,

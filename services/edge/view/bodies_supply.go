@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -140,26 +141,26 @@ func (r *renderer) maxSupply() *answer.Answer {
 // ---- /api/supply, /api/coingecko-supply ----
 
 type supplyBody struct {
-	Mint                 string               `json:"mint"`
-	Decimals             uint8                `json:"decimals"`
-	TotalSupply          json.Number          `json:"total_supply"`
-	TotalSupplyRaw       string               `json:"total_supply_raw"`
-	CirculatingSupply    json.Number          `json:"circulating_supply"`
-	CirculatingSupplyRaw string               `json:"circulating_supply_raw"`
-	MaxSupply            *json.Number         `json:"max_supply"`
-	MaxSupplyRaw         *string              `json:"max_supply_raw"`
-	TokenProgram         string               `json:"token_program"`
-	TokenProgramID       string               `json:"token_program_id"`
-	MintAuthority        *string              `json:"mint_authority"`
-	FreezeAuthority      *string              `json:"freeze_authority"`
-	Slot                 uint64               `json:"slot"`
-	Commitment           string               `json:"commitment"`
-	Methodology          contract.Methodology `json:"methodology"`
-	Warnings             []contract.Warning   `json:"warnings"`
-	Source               contract.Source      `json:"source"`
-	CrossCheck           *crossCheckBody      `json:"cross_check"`
-	UpdatedAt            string               `json:"updated_at"`
-	Stale                bool                 `json:"stale"`
+	Mint                 string                     `json:"mint"`
+	Decimals             uint8                      `json:"decimals"`
+	TotalSupply          json.Number                `json:"total_supply"`
+	TotalSupplyRaw       string                     `json:"total_supply_raw"`
+	CirculatingSupply    json.Number                `json:"circulating_supply"`
+	CirculatingSupplyRaw string                     `json:"circulating_supply_raw"`
+	MaxSupply            *json.Number               `json:"max_supply"`
+	MaxSupplyRaw         *string                    `json:"max_supply_raw"`
+	TokenProgram         string                     `json:"token_program"`
+	TokenProgramID       string                     `json:"token_program_id"`
+	MintAuthority        *string                    `json:"mint_authority"`
+	FreezeAuthority      *string                    `json:"freeze_authority"`
+	Slot                 uint64                     `json:"slot"`
+	Commitment           string                     `json:"commitment"`
+	Methodology          contract.Methodology       `json:"methodology"`
+	Warnings             []contract.Warning         `json:"warnings"`
+	Source               contract.Source            `json:"source"`
+	CrossCheck           *crosscheck.CrossCheckBody `json:"cross_check"`
+	UpdatedAt            string                     `json:"updated_at"`
+	Stale                bool                       `json:"stale"`
 }
 
 func (r *renderer) supply() *answer.Answer {
@@ -185,7 +186,7 @@ func (r *renderer) supply() *answer.Answer {
 		MintAuthority: doc.MintAuthority, FreezeAuthority: doc.FreezeAuthority,
 		Slot: doc.Slot, Commitment: doc.Commitment, Methodology: m,
 		Warnings: warnings(doc.Warnings), Source: r.st.Docs[contract.DomainSupply].Env.Source,
-		CrossCheck: r.crossCheck(doc.CrossCheck),
+		CrossCheck: crosscheck.LedgerBody(doc.CrossCheck, r.Redact),
 		UpdatedAt:  answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }

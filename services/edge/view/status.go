@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"sort"
 	"time"
 
@@ -42,7 +43,7 @@ type statusChecks struct {
 	LedgerRPC  upstreamCheck             `json:"ledger_rpc"`
 	// LedgerNodes is the supply collector's last cross-check of the
 	// ledger nodes (null when its status record holds none).
-	LedgerNodes *ledgerNodesCheck `json:"ledger_nodes"`
+	LedgerNodes *crosscheck.LedgerNodesCheck `json:"ledger_nodes"`
 	// Signing says whether answers are signed, and with which key.
 	Signing          signingCheck  `json:"signing"`
 	MarketAggregator upstreamCheck `json:"market_aggregator"`
@@ -184,7 +185,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 
 	// upstreams, as the collectors last saw them
 	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
-	ledger, ledgerProblems := in.ledgerNodes(statuses[contract.CollectorSupply])
+	ledger, ledgerProblems := crosscheck.LedgerNodes(statuses[contract.CollectorSupply], in.Redact)
 	b.Checks.LedgerNodes = ledger
 	b.Checks.Signing = in.signingCheck()
 	for _, p := range ledgerProblems {
@@ -193,7 +194,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	b.Checks.MarketAggregator = in.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
 	if m := st.Market(); m != nil {
 		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
-		if p := priceCheckProblem(m); p != "" {
+		if p := crosscheck.PriceCheckProblem(m); p != "" {
 			problem(p)
 		}
 	}

@@ -117,7 +117,7 @@ func TestTestKitOnlyInTests(t *testing.T) {
 func TestEdgeRenderingImportsNoServerNorStore(t *testing.T) {
 	root := repoRoot(t)
 	edge := mod + "services/edge"
-	rooms := []string{edge + "/view", edge + "/view/chart", edge + "/answer"}
+	rooms := []string{edge + "/view", edge + "/view/chart", edge + "/view/crosscheck", edge + "/answer"}
 	linked := []string{"github.com/gin-gonic/gin", mod + "shared/store", "github.com/redis/go-redis/v9", mod + "services/edge/serve", mod + "services/edge/mirror"}
 	for _, room := range rooms {
 		lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)

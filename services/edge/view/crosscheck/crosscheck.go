@@ -1,4 +1,10 @@
-package view
+// Package crosscheck renders the cross-checks behind the published
+// figures as clients see them: the ledger nodes' agreement on the supply
+// (/api/supply's cross_check, /api/status's checks.ledger_nodes) and the
+// aggregators' on the price (/api/price, /api/market, /api/market-data),
+// with the problems they make /api/status name. Pure: contract records
+// in, bodies out.
+package crosscheck
 
 import (
 	"encoding/json"
@@ -12,6 +18,12 @@ import (
 // that backs the published figure (the supply document's); in
 // /api/status, the last poll's, published or not (the supply run of the
 // collector's status record). Nodes are numbers, never URLs.
+
+// The status values of a check (view's StatusOK and StatusDegraded).
+const (
+	checkOK       = "ok"
+	checkDegraded = "degraded"
+)
 
 // crossCheckHead is what both renderings of a cross-check begin with.
 type crossCheckHead struct {
@@ -28,7 +40,7 @@ func headOf(c *contract.LedgerCrossCheck) crossCheckHead {
 }
 
 // crossCheckBody is /api/supply's cross_check.
-type crossCheckBody struct {
+type CrossCheckBody struct {
 	crossCheckHead
 	PerNode []nodeBody `json:"per_node"`
 	Issues  []string   `json:"issues"`
@@ -47,26 +59,26 @@ type nodeBody struct {
 
 // crossCheck renders a stored cross-check (nil: none recorded, as a
 // collector older than the cross-check writes).
-func (r *renderer) crossCheck(c *contract.LedgerCrossCheck) *crossCheckBody {
+func LedgerBody(c *contract.LedgerCrossCheck, redact func(string) string) *CrossCheckBody {
 	if c == nil {
 		return nil
 	}
-	b := &crossCheckBody{crossCheckHead: headOf(c), PerNode: make([]nodeBody, 0, len(c.PerNode)), Issues: r.issues(c.Issues)}
+	b := &CrossCheckBody{crossCheckHead: headOf(c), PerNode: make([]nodeBody, 0, len(c.PerNode)), Issues: issues(c.Issues, redact)}
 	for _, n := range c.PerNode {
 		nb := nodeBody{Node: n.Node, Verdict: n.Verdict, Slot: n.Slot, Decimals: n.Decimals}
 		if n.AmountRaw != "" {
-			nb.AmountRaw = ptr(n.AmountRaw)
+			nb.AmountRaw = pointer(n.AmountRaw)
 			if n.Decimals != nil {
 				if v, err := amount.Format(n.AmountRaw, *n.Decimals); err == nil {
-					nb.Amount = ptr(json.Number(v))
+					nb.Amount = pointer(json.Number(v))
 				}
 			}
 		}
 		if n.SlotsBehind > 0 {
-			nb.SlotsBehind = ptr(n.SlotsBehind)
+			nb.SlotsBehind = pointer(n.SlotsBehind)
 		}
 		if n.Error != "" {
-			nb.Error = ptr(n.Error)
+			nb.Error = pointer(n.Error)
 		}
 		b.PerNode = append(b.PerNode, nb)
 	}
@@ -75,16 +87,16 @@ func (r *renderer) crossCheck(c *contract.LedgerCrossCheck) *crossCheckBody {
 
 // issues are a cross-check's issues as served: redacted (they are the
 // collector's text), never null.
-func (r *renderer) issues(in []string) []string {
+func issues(in []string, redact func(string) string) []string {
 	out := make([]string, 0, len(in))
 	for _, s := range in {
-		out = append(out, r.Redact(s))
+		out = append(out, redact(s))
 	}
 	return out
 }
 
 // ledgerNodesCheck is /api/status's checks.ledger_nodes.
-type ledgerNodesCheck struct {
+type LedgerNodesCheck struct {
 	Status string `json:"status"`
 	crossCheckHead
 	PerNode []ledgerNodeRow `json:"per_node"`
@@ -102,30 +114,30 @@ type ledgerNodeRow struct {
 // ledgerNodes is the status check of the supply collector's last
 // cross-check (nil when its record holds none), and the problems it
 // names: one per issue, each naming its node by number.
-func (in *RenderInputs) ledgerNodes(rec contract.Status) (*ledgerNodesCheck, []string) {
+func LedgerNodes(rec contract.Status, redact func(string) string) (*LedgerNodesCheck, []string) {
 	run, ok := rec.Runs[contract.DomainSupply]
 	if !ok || run.Ledger == nil {
 		return nil, nil
 	}
 	c := run.Ledger
-	lc := &ledgerNodesCheck{Status: StatusOK, crossCheckHead: headOf(c), PerNode: make([]ledgerNodeRow, 0, len(c.PerNode)), Issues: []string{}}
+	lc := &LedgerNodesCheck{Status: checkOK, crossCheckHead: headOf(c), PerNode: make([]ledgerNodeRow, 0, len(c.PerNode)), Issues: []string{}}
 	for _, n := range c.PerNode {
 		row := ledgerNodeRow{Node: n.Node, Verdict: n.Verdict, Slot: n.Slot}
 		if n.SlotsBehind > 0 {
-			row.SlotsBehind = ptr(n.SlotsBehind)
+			row.SlotsBehind = pointer(n.SlotsBehind)
 		}
 		if n.Error != "" {
-			row.Error = ptr(n.Error)
+			row.Error = pointer(n.Error)
 		}
 		lc.PerNode = append(lc.PerNode, row)
 	}
 	for _, s := range c.Issues {
-		lc.Issues = append(lc.Issues, in.Redact(s))
+		lc.Issues = append(lc.Issues, redact(s))
 	}
 	if c.State == contract.CrossCheckAgreed {
 		return lc, nil
 	}
-	lc.Status = StatusDegraded
+	lc.Status = checkDegraded
 	problems := make([]string, 0, len(lc.Issues)+1)
 	if c.State == contract.CrossCheckNoQuorum {
 		problems = append(problems, fmt.Sprintf("ledger nodes: no quorum (%d of %d agree, %d needed); the last agreed supply stays", c.Agreed, c.Nodes, c.Quorum))
@@ -138,3 +150,5 @@ func (in *RenderInputs) ledgerNodes(rec contract.Status) (*ledgerNodesCheck, []s
 	}
 	return lc, problems
 }
+
+func pointer[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package view
+package crosscheck
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ import (
 // priceCheckBody is a stored contract.PriceCheck as served. Shares and
 // prices are exact JSON numbers (the stored decimals' digits, never a
 // float); an empty primary, pair or selected pair is null.
-type priceCheckBody struct {
+type PriceCheckBody struct {
 	Verdict      string            `json:"verdict"`
 	Primary      *string           `json:"primary"`
 	Pair         *string           `json:"pair"`
@@ -57,21 +57,21 @@ type pendingPriceBody struct {
 // priceCheck renders the market document's cross-check; nil (null) when
 // there is no document or it carries none (a collector older than the
 // cross-check).
-func priceCheck(m *contract.Market) *priceCheckBody {
+func PriceCheck(m *contract.Market) *PriceCheckBody {
 	if m == nil || m.CrossCheck == nil {
 		return nil
 	}
 	c := m.CrossCheck
-	b := &priceCheckBody{Verdict: c.Verdict, Primary: nonEmpty(c.Primary), Pair: nonEmpty(c.Pair),
-		Sources: make([]priceSourceBody, 0, len(c.Sources)), Deviation: numPtr(c.Deviation),
-		Tolerance: num(c.Tolerance), HoldBound: num(c.HoldBound), MoveBound: num(c.MoveBound),
+	b := &PriceCheckBody{Verdict: c.Verdict, Primary: orNull(c.Primary), Pair: orNull(c.Pair),
+		Sources: make([]priceSourceBody, 0, len(c.Sources)), Deviation: jsonNumberPtr(c.Deviation),
+		Tolerance: jsonNumber(c.Tolerance), HoldBound: jsonNumber(c.HoldBound), MoveBound: jsonNumber(c.MoveBound),
 		MaxHeldPolls: c.MaxHeldPolls, HeldPolls: c.HeldPolls, Reason: c.Reason, CheckedAt: answer.FormatTime(c.CheckedAt)}
 	for _, s := range c.Sources {
-		b.Sources = append(b.Sources, priceSourceBody{Name: s.Name, State: s.State, PriceUSD: numPtr(s.PriceUSD),
-			SelectedPair: nonEmpty(s.SelectedPair), ErrorKind: nonEmpty(s.ErrorKind)})
+		b.Sources = append(b.Sources, priceSourceBody{Name: s.Name, State: s.State, PriceUSD: jsonNumberPtr(s.PriceUSD),
+			SelectedPair: orNull(s.SelectedPair), ErrorKind: orNull(s.ErrorKind)})
 	}
 	if p := c.Pending; p != nil {
-		b.Pending = &pendingPriceBody{Kind: p.Kind, Pair: p.Pair, PriceUSD: num(p.PriceUSD), Source: p.Source,
+		b.Pending = &pendingPriceBody{Kind: p.Kind, Pair: p.Pair, PriceUSD: jsonNumber(p.PriceUSD), Source: p.Source,
 			Since: answer.FormatTime(p.Since)}
 	}
 	return b
@@ -89,8 +89,8 @@ func priceDisagrees(c *contract.PriceCheck) bool {
 // price_sources_disagree warning when its cross-check calls for one. The
 // collector writes it; the edge adds it, once, when a document lacks it,
 // so that a disagreement is never served without its warning.
-func marketWarnings(m *contract.Market) []contract.Warning {
-	w := warnings(m.Warnings)
+func MarketWarnings(m *contract.Market) []contract.Warning {
+	w := nonNilWarnings(m.Warnings)
 	if !priceDisagrees(m.CrossCheck) || slices.ContainsFunc(w, func(x contract.Warning) bool {
 		return x.Code == contract.WarnPriceSourcesDisagree
 	}) {
@@ -106,7 +106,7 @@ func marketWarnings(m *contract.Market) []contract.Warning {
 // collector's words), e.g. "market: price cross-check disagree
 // (dexscreener 0.00001234 USD, geckoterminal 0.000013 USD: 5.35% apart,
 // tolerance 2%)".
-func priceCheckProblem(m *contract.Market) string {
+func PriceCheckProblem(m *contract.Market) string {
 	if m == nil || m.CrossCheck == nil || !contract.PriceVerdictDegrades(m.CrossCheck.Verdict) {
 		return ""
 	}
@@ -139,4 +139,30 @@ func priceCheckProblem(m *contract.Market) string {
 // percent is a share as a percentage to two places: 0.053484 is 5.35%.
 func percent(share decimal.Decimal) string {
 	return share.Mul(decimal.NewFromInt(100)).Round(2).String() + "%"
+}
+
+// orNull is s, or nil when empty (JSON null).
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// jsonNumber writes a decimal as a plain-notation JSON number.
+func jsonNumber(d decimal.Decimal) json.Number { return json.Number(d.String()) }
+
+func jsonNumberPtr(d *decimal.Decimal) *json.Number {
+	if d == nil {
+		return nil
+	}
+	n := jsonNumber(*d)
+	return &n
+}
+
+func nonNilWarnings(w []contract.Warning) []contract.Warning {
+	if w == nil {
+		return []contract.Warning{}
+	}
+	return w
 }
