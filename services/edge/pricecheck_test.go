@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -56,9 +58,9 @@ func TestPriceCheckStatus(t *testing.T) {
 }
 
 // TestPriceCheckWarning: the market bodies carry price_sources_disagree
-// once while the price is disagreed on or held: the collector's when the
-// document has it, else the edge's from the cross-check's reason; never
-// for another verdict. /api/price shows the cross-check with both
+// once while the price is disagreed on or held, or unconfirmed while the
+// prices differ beyond the tolerance: the collector's when the document
+// has it, else the edge's from the cross-check's reason; never otherwise. /api/price shows the cross-check with both
 // aggregators' prices and, while unconfirmed, the pending move.
 func TestPriceCheckWarning(t *testing.T) {
 	for _, tc := range []struct {
@@ -66,17 +68,26 @@ func TestPriceCheckWarning(t *testing.T) {
 		verdict   string
 		collector bool // the document carries the collector's warning
 		want      int
+		disagree  bool // the pending move's poll also disagrees beyond the tolerance
 	}{
-		{"disagree, collector's warning", contract.PriceDisagree, true, 1},
-		{"held, no warning stored", contract.PriceHeld, false, 1},
-		{"unconfirmed", contract.PriceUnconfirmed, false, 0},
-		{"agreed", contract.PriceAgreed, false, 0},
+		{"disagree, collector's warning", contract.PriceDisagree, true, 1, false},
+		{"held, no warning stored", contract.PriceHeld, false, 1, false},
+		{"unconfirmed", contract.PriceUnconfirmed, false, 0, false},
+		{"unconfirmed while disagreeing, no warning stored", contract.PriceUnconfirmed, false, 1, true},
+		{"agreed", contract.PriceAgreed, false, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.writeAll()
 			m := edgetest.Market()
 			m.CrossCheck = priceCheck(tc.verdict)
+			if tc.disagree { // GeckoTerminal answers 0.000022212: 10% from DexScreener's 0.00002468
+				v, dev := decimal.RequireFromString("0.000022212"), decimal.RequireFromString("0.1")
+				m.CrossCheck.Sources[1] = contract.PriceSource{Name: contract.UpstreamGeckoTerminal, State: contract.SourceOK, PriceUSD: &v, SelectedPair: edgetest.PairSOL}
+				m.CrossCheck.Deviation = &dev
+				m.CrossCheck.Reason += " The aggregators also disagree: geckoterminal prices pair " + edgetest.PairSOL +
+					" at 0.000022212 USD, 10% from dexscreener's 0.00002468 USD, beyond the 2% tolerance."
+			}
 			if tc.collector {
 				m.Warnings = []contract.Warning{{Code: contract.WarnPriceSourcesDisagree, Message: m.CrossCheck.Reason}}
 			}

@@ -30,7 +30,10 @@ import (
 //     change of the selected pair, needs a second witness: the other
 //     aggregator (its price moved beyond the bound the same way, or it
 //     selects the same new pair) or the previous poll (the same pending
-//     change); until then the last document is held, unconfirmed.
+//     change); until then the last document is held, unconfirmed. A
+//     disagreement beyond the tolerance stays visible meanwhile: the
+//     reason says it and the price_sources_disagree warning stays
+//     (contract.PriceSourcesDisagree).
 
 // source is one aggregator's outcome in a poll.
 type source struct {
@@ -111,6 +114,7 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 
 	// Rule 4: the two aggregators' prices of the pair.
 	expired := false
+	disagreement := "" // what the aggregators' disagreement within the hold bound is, for a pending change
 	if p2 == nil {
 		chk.Verdict = contract.PriceSingleSource
 		chk.Reason = fmt.Sprintf("Only %s prices pair %s (%s: %s); the price is not cross-checked.", primary.name, chk.Pair, secondary.name, sv.State)
@@ -125,6 +129,7 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 		case dev.LessThanOrEqual(b.HoldBound):
 			chk.Verdict = contract.PriceDisagree
 			chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s tolerance; %s's figures are published.", versus, pct(b.Tolerance), primary.name)
+			disagreement = fmt.Sprintf(" The aggregators also disagree: %s, beyond the %s tolerance.", versus, pct(b.Tolerance))
 		default:
 			chk.HeldPolls = 1
 			if prevCheck != nil && prevCheck.HeldPolls > 0 {
@@ -179,8 +184,12 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 	if kind == contract.PendingPairChange {
 		what = fmt.Sprintf("a change of the selected pair from %s to %s (%s USD)", prevDoc.Selected.Address, chk.Pair, p1.String())
 	}
-	chk.Reason = fmt.Sprintf("%s sees %s that %s does not confirm; the last published price is held until the next poll confirms it.",
-		primary.name, what, secondary.name)
+	// A disagreement within the hold bound stays visible while the change
+	// waits: the verdict says what is published (the last price, held),
+	// the reason says both, and price_sources_disagree stays
+	// (contract.PriceSourcesDisagree: deviation beyond the tolerance).
+	chk.Reason = fmt.Sprintf("%s sees %s that %s does not confirm; the last published price is held until the next poll confirms it.%s",
+		primary.name, what, secondary.name, disagreement)
 	return chk, true
 }
 

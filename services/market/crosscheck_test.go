@@ -262,3 +262,37 @@ func TestPairChangeNeedsASecondWitness(t *testing.T) {
 		t.Fatalf("confirmed by the next poll: selected %s, %+v", m.Selected.Address, m.CrossCheck)
 	}
 }
+
+// TestDisagreementStaysVisibleWhileAMoveIsPending: a move only DexScreener
+// sees, while the aggregators disagree within the hold bound, is held as
+// unconfirmed, and the disagreement stays visible: the warning, the
+// deviation and both figures in the reason.
+func TestDisagreementStaysVisibleWhileAMoveIsPending(t *testing.T) {
+	h := newHarness(t, setup{token: func(t *config.Token) { t.PriceMoveBound = "0.1" }})
+	h.sim.SetMarket(mint, twoPairs())
+	h.poll()
+	h.sim.Reprice(mint, "0.6")                    // +20 %: beyond the 10 % move bound
+	skew(h, dexsim.RouteGeckoTerminal, "-10%", 0) // GeckoTerminal 0.54: +8 %, 10 % below DexScreener
+	m := h.poll()
+	c := crossCheckOf(t, m)
+	if c.Verdict != contract.PriceUnconfirmed || c.Pending == nil || !c.Pending.PriceUSD.Equal(dec("0.6")) || !eqDec(m.PriceUSD, "0.5") {
+		t.Fatalf("price %v, cross-check %+v", m.PriceUSD, c)
+	}
+	if c.Deviation == nil || !c.Deviation.Equal(dec("0.1")) {
+		t.Errorf("deviation %v", c.Deviation)
+	}
+	if !hasWarning(m, contract.WarnPriceSourcesDisagree) {
+		t.Errorf("the sources disagree but the warning is gone: %+v", m.Warnings)
+	}
+	for _, want := range []string{"does not confirm", "disagree", "0.54", "10%", "2% tolerance"} {
+		if !strings.Contains(c.Reason, want) {
+			t.Errorf("reason %q lacks %q", c.Reason, want)
+		}
+	}
+
+	// The next poll confirms the move: published, still disagree.
+	m = h.poll()
+	if c := crossCheckOf(t, m); c.Verdict != contract.PriceDisagree || !eqDec(m.PriceUSD, "0.6") || !hasWarning(m, contract.WarnPriceSourcesDisagree) {
+		t.Fatalf("confirmed: price %v, %+v, warnings %+v", m.PriceUSD, c, m.Warnings)
+	}
+}

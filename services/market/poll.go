@@ -139,13 +139,14 @@ func joinNote(note string, chk contract.PriceCheck) string {
 }
 
 // withDisagreement returns warnings with the price_sources_disagree
-// warning of chk, when its verdict is disagree or held, in place of any
-// earlier one (a held document keeps its other warnings).
+// warning of chk, when the aggregators disagree (disagree, held, or
+// unconfirmed beyond the tolerance: contract.PriceSourcesDisagree), in
+// place of any earlier one (a held document keeps its other warnings).
 func withDisagreement(warnings []contract.Warning, chk contract.PriceCheck) []contract.Warning {
 	out := slices.DeleteFunc(slices.Clone(warnings), func(w contract.Warning) bool {
 		return w.Code == contract.WarnPriceSourcesDisagree
 	})
-	if chk.Verdict == contract.PriceDisagree || chk.Verdict == contract.PriceHeld {
+	if contract.PriceSourcesDisagree(&chk) {
 		out = append(out, contract.Warning{Code: contract.WarnPriceSourcesDisagree, Message: chk.Reason})
 	}
 	if out == nil {

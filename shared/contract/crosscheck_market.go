@@ -26,7 +26,11 @@ const (
 	// PriceUnconfirmed: the primary's price moved by more than the token
 	// file's price_move_bound, or its selected pair changed, and neither
 	// the other aggregator nor the previous poll saw it (Pending): the last
-	// published document stays until the next poll confirms it.
+	// published document stays until the next poll confirms it. When the
+	// aggregators also differ beyond price_tolerance (within
+	// price_hold_bound) the verdict stays unconfirmed (it says what is
+	// published: the last price), and the Reason and the
+	// WarnPriceSourcesDisagree warning say that they disagree.
 	PriceUnconfirmed = "unconfirmed"
 	// PriceSingleSource: only one aggregator priced the pair (the other is
 	// down, disabled, or does not list the pool): its figures are
@@ -48,9 +52,30 @@ func PriceVerdictDegrades(v string) bool {
 }
 
 // WarnPriceSourcesDisagree is the market warning of a published price
-// that the two aggregators do not agree on (verdict PriceDisagree or
-// PriceHeld).
+// that the two aggregators do not agree on (PriceSourcesDisagree: verdict
+// PriceDisagree or PriceHeld, or PriceUnconfirmed while they differ
+// beyond the tolerance).
 const WarnPriceSourcesDisagree = "price_sources_disagree"
+
+// PriceSourcesDisagree reports whether c calls for the
+// WarnPriceSourcesDisagree warning: the aggregators differ beyond the
+// tolerance, whether the primary's price is published (PriceDisagree),
+// the last one held because of the gap (PriceHeld), or the last one held
+// because a move or new pair awaits its second witness (PriceUnconfirmed
+// with a Deviation beyond Tolerance): a pending change never hides a
+// disagreement.
+func PriceSourcesDisagree(c *PriceCheck) bool {
+	if c == nil {
+		return false
+	}
+	switch c.Verdict {
+	case PriceDisagree, PriceHeld:
+		return true
+	case PriceUnconfirmed:
+		return c.Deviation != nil && c.Deviation.GreaterThan(c.Tolerance)
+	}
+	return false
+}
 
 // States of one aggregator in a cross-check (PriceSource.State).
 const (

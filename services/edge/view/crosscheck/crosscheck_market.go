@@ -77,12 +77,13 @@ func PriceCheck(m *contract.Market) *PriceCheckBody {
 	return b
 }
 
-// priceDisagrees reports whether the cross-check's verdict calls for the
+// priceDisagrees reports whether the cross-check calls for the
 // price_sources_disagree warning: the published price is one the two
-// aggregators do not agree on (disagree), or the last one kept because
-// they do not (held).
+// aggregators do not agree on (disagree), the last one kept because they
+// do not (held), or kept while a change awaits its witness and they
+// differ beyond the tolerance (unconfirmed; contract.PriceSourcesDisagree).
 func priceDisagrees(c *contract.PriceCheck) bool {
-	return c != nil && (c.Verdict == contract.PriceDisagree || c.Verdict == contract.PriceHeld)
+	return contract.PriceSourcesDisagree(c)
 }
 
 // marketWarnings are the market document's warnings as served, with the
