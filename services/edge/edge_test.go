@@ -92,6 +92,22 @@ var scenarios = map[string]func(h *harness){
 		m.Warnings = []contract.Warning{{Code: contract.WarnPriceSourcesDisagree, Message: m.CrossCheck.Reason}}
 		h.write(contract.DomainMarket, m, 30e9)
 	},
+	// the second holder source counts 241 holders fewer 40 slots later,
+	// beyond the 25 those slots allow: the primary's count is published
+	// with the cross-check, the holders_sources_disagree warning and status
+	// degraded (issue 27, rule 6)
+	"holders-disagree": func(h *harness) {
+		h.writeAll()
+		d := edgetest.Holders()
+		d.CrossCheck = &contract.HoldersCheck{Verdict: contract.HoldersDisagree,
+			Primary:      contract.HoldersCount{Method: contract.HoldersMethodGPA, Holders: 18342, Slot: 312345600},
+			Secondary:    contract.HoldersCount{Method: contract.HoldersMethodDAS, Holders: 18101, Slot: 312345640},
+			SlotDistance: 40, Difference: 241, AllowedChurn: 25,
+			Reason:    "the primary (getProgramAccounts) counts 18342 holders at slot 312345600, the second source (das) 18101 at slot 312345640: 241 apart, beyond the 25 the 40 slots between them allow; the primary's count is published, not confirmed",
+			CheckedAt: t0.Add(-40 * time.Second)}
+		d.Warnings = []contract.Warning{{Code: contract.WarnHoldersSourcesDisagree, Message: d.CrossCheck.Reason}}
+		h.write(contract.DomainHolders, d, 30e9)
+	},
 	// minted past the configured maximum supply: status degraded
 	"total-above-max": func(h *harness) {
 		h.writeAll()

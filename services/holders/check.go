@@ -69,9 +69,9 @@ func (c *Collector) Check(ctx context.Context, lim CheckLimits, g *check.Group) 
 		err error
 	)
 	if c.method == contract.HoldersMethodDAS {
-		doc, err = c.enumerateDAS(cctx, count, started)
+		doc, err = c.enumerateDAS(cctx, c.rpc, count, started)
 	} else {
-		doc, err = c.enumerateGPA(cctx, count, started)
+		doc, err = c.enumerateGPA(cctx, c.rpc, count, started)
 	}
 	took := time.Since(started).Round(time.Millisecond)
 	subject, how := "DAS getTokenAccounts", ""
@@ -85,7 +85,7 @@ func (c *Collector) Check(ctx context.Context, lim CheckLimits, g *check.Group) 
 	}
 	switch {
 	case err == nil && count.TokenAccounts == 0:
-		collector.CheckFail(g, subject, c.noAccounts())
+		collector.CheckFail(g, subject, noAccounts(c.method))
 	case err == nil:
 		g.OK(subject, "the node enumerates the mint's token accounts: %d token accounts, %d holders (%d accounts with a balance) at slot %d, counted in %s%s",
 			count.TokenAccounts, count.Holders(), count.NonZeroAccounts, doc.Slot, took, how)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // Program choices of HOLDERS_PROGRAM.
@@ -48,6 +49,26 @@ type Config struct {
 	// the garbage collector's headroom, within the chart's 512 MiB; at
 	// least 4 MiB, the empty set and its first chunk of keys).
 	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (43 to 54 bytes a holder; 192 MiB is about 4 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
+
+	// CrossCheckRPCURL is the second holder source (secret): another node
+	// serving getProgramAccounts by mint, or a DAS endpoint
+	// (HOLDERS_CROSSCHECK_RPC_URL). Unset: no cross-check.
+	CrossCheckRPCURL config.Secret `env:"CROSSCHECK_RPC_URL" doc:"Second holder source, counted every HOLDERS_CROSSCHECK_EVERY-th poll after the primary and compared with it (the primary's count is published, a disagreement flagged): another RPC node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_CROSSCHECK_METHOD=das. Secret. Unset: no cross-check." empty:"unset it for no cross-check, or give a URL"`
+	// CrossCheckMethod is how the second source counts: getProgramAccounts
+	// or das (HOLDERS_CROSSCHECK_METHOD).
+	CrossCheckMethod string `env:"CROSSCHECK_METHOD" doc:"How the second holder source is enumerated: getProgramAccounts, or das (Helius getTokenAccounts)." envDefault:"getProgramAccounts"`
+	// CrossCheckEvery is how many polls apart two cross-checks are: 1
+	// checks every poll (HOLDERS_CROSSCHECK_EVERY). After a check that did
+	// not agree the next poll checks again.
+	CrossCheckEvery int `env:"CROSSCHECK_EVERY" doc:"Cross-check every N-th poll (the first poll checks; 4 with the 15-minute HOLDERS_REFRESH is hourly); after a check that did not agree, the next poll checks again." envDefault:"4" min:"1" max:"1000"`
+	// CrossCheckChurnFloor is the difference two counts at the same slot
+	// may show (HOLDERS_CROSSCHECK_CHURN_FLOOR): an enumeration is not one
+	// snapshot (DAS pages, Token-2022's two queries).
+	CrossCheckChurnFloor int64 `env:"CROSSCHECK_CHURN_FLOOR" doc:"Holders two counts may differ by at the same slot (an enumeration is not one snapshot: DAS pages, Token-2022's two queries); allowed churn = floor + per-1000-slots rate x slot distance / 1000." envDefault:"5" min:"0"`
+	// CrossCheckChurnPer1000Slots is how many more holders the allowed
+	// churn grows by every 1,000 slots between the two counts
+	// (HOLDERS_CROSSCHECK_CHURN_PER_1000_SLOTS).
+	CrossCheckChurnPer1000Slots int64 `env:"CROSSCHECK_CHURN_PER_1000_SLOTS" doc:"How much the allowed churn between the two counts grows every 1,000 slots between them (500: one holder every 2 slots, about 4,500 an hour)." envDefault:"500" min:"0"`
 }
 
 // DefaultConfig is Config with every default, as LoadConfig gives it on
@@ -70,6 +91,16 @@ func (c Config) Validate() error {
 	case ProgramAuto, ProgramToken, ProgramToken2022:
 	default:
 		errs = append(errs, fmt.Errorf("HOLDERS_PROGRAM: %q is not auto, token or token-2022", c.Program))
+	}
+	if c.CrossCheckRPCURL != "" {
+		if err := config.CheckHTTPURL(c.CrossCheckRPCURL); err != nil {
+			errs = append(errs, fmt.Errorf("HOLDERS_CROSSCHECK_RPC_URL: %w", err))
+		}
+	}
+	switch c.CrossCheckMethod {
+	case contract.HoldersMethodGPA, contract.HoldersMethodDAS:
+	default:
+		errs = append(errs, fmt.Errorf("HOLDERS_CROSSCHECK_METHOD: %q is not %s or %s", c.CrossCheckMethod, contract.HoldersMethodGPA, contract.HoldersMethodDAS))
 	}
 	switch c.Commitment {
 	case "processed", "confirmed", "finalized":

@@ -105,7 +105,7 @@ func DecodeDASPage(r io.Reader, mint string, c *Count) (cursor string, n int, sl
 
 // enumerateDAS pages through getTokenAccounts by cursor until a page has
 // no accounts or no cursor.
-func (c *Collector) enumerateDAS(ctx context.Context, count *Count, started time.Time) (contract.Holders, error) {
+func (c *Collector) enumerateDAS(ctx context.Context, rpc *rpcClient, count *Count, started time.Time) (contract.Holders, error) {
 	doc := contract.Holders{Queries: []string{fmt.Sprintf(
 		"getTokenAccounts (Helius DAS): mint, showZeroBalance, cursor pages of %d", c.cfg.DASPageLimit)}}
 	prog := c.newProgress(started)
@@ -128,7 +128,7 @@ func (c *Collector) enumerateDAS(ctx context.Context, count *Count, started time
 			slot uint64
 		)
 		params := dasParams{Mint: c.mint, Limit: c.cfg.DASPageLimit, Cursor: cursor, Options: dasOptions{ShowZeroBalance: true}}
-		err := c.rpc.call(ctx, methodDAS, params, func(r io.Reader) error {
+		err := rpc.call(ctx, methodDAS, params, func(r io.Reader) error {
 			var err error
 			next, n, slot, err = DecodeDASPage(r, c.mint, count)
 			return err

@@ -45,6 +45,16 @@ type Collector struct {
 
 	mu      sync.Mutex
 	program string // resolved token program id, once known
+
+	// cross is the second holder source; nil when none is configured
+	// (crosscheck.go).
+	cross *crossCheck
+}
+
+// source is one holder source: an endpoint and how it is enumerated.
+type source struct {
+	rpc    *rpcClient
+	method string
 }
 
 // New builds the holders collector of token from the common config
@@ -93,6 +103,11 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		log:     log,
 		metrics: newMetrics(deps.Registry),
 	}
+	if cfg.CrossCheckRPCURL != "" {
+		c.cross = &crossCheck{src: source{method: cfg.CrossCheckMethod,
+			rpc: &rpcClient{url: cfg.CrossCheckRPCURL.Reveal(), variable: "HOLDERS_CROSSCHECK_RPC_URL", secret: cfg.CrossCheckRPCURL,
+				http: hc, gzip: cfg.Gzip, timeout: cfg.RPCTimeout, metrics: deps.Metrics}}}
+	}
 	switch cfg.Program {
 	case ProgramToken:
 		c.program = contract.ProgramIDToken
@@ -106,7 +121,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Metrics:   deps.Metrics,
 		Log:       log,
 		Simulated: deps.Simulated,
-		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
+		Redactor:  config.NewRedactor(append(config.SecretsOf(common), config.SecretsOf(cfg)...)...),
 		Watch:     common.CollectorWatch,
 		Jobs: []collector.Job{{
 			Domain: contract.DomainHolders, Upstream: contract.UpstreamSolanaRPC, Timing: timing,
@@ -132,6 +147,9 @@ func (c *Collector) Runner() *collector.Runner { return c.runner }
 // classified error (*collector.Error) without secrets.
 func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 	res, err := c.enumerate(ctx)
+	if err == nil && c.cross != nil {
+		res = c.crossCheck(ctx, res)
+	}
 	if err != nil {
 		c.metrics.progress.Set(0)
 		if ce := (*collector.Error)(nil); errors.As(err, &ce) {
@@ -142,8 +160,8 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 				c.rpc.metrics.ObserveBehind(contract.CollectorHolders, contract.DomainHolders, 1)
 			}
 			out := *ce
-			out.Message = config.Redact(out.Message, c.secret)
-			out.Remedy = config.Redact(out.Remedy, c.secret)
+			out.Message = config.Redact(out.Message, c.secret, c.cfg.CrossCheckRPCURL)
+			out.Remedy = config.Redact(out.Remedy, c.secret, c.cfg.CrossCheckRPCURL)
 			return collector.Result{}, &out
 		}
 		return collector.Result{}, err
@@ -153,28 +171,11 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 
 func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 	started := time.Now()
-	count := NewCount()
-	count.Limit(uint64(c.cfg.MaxAccounts), c.cfg.MaxMemoryBytes)
-	var (
-		doc contract.Holders
-		err error
-	)
-	if c.method == contract.HoldersMethodDAS {
-		doc, err = c.enumerateDAS(ctx, count, started)
-	} else {
-		doc, err = c.enumerateGPA(ctx, count, started)
-	}
+	doc, err := c.count(ctx, source{rpc: c.rpc, method: c.method}, started)
 	if err != nil {
 		return collector.Result{}, err
 	}
-	if count.TokenAccounts == 0 {
-		// A token in circulation has at least one account: none at all is
-		// a wrong mint or program, or a node that lost its index, never 0.
-		return collector.Result{}, c.noAccounts()
-	}
 	dur := time.Since(started)
-	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = count.Holders(), count.TokenAccounts, count.NonZeroAccounts
-	doc.Method = c.method
 	doc.DurationSeconds = float64(dur.Round(time.Millisecond)) / float64(time.Second)
 	c.metrics.done(doc, dur)
 	c.log.Info("holders counted", "holders", doc.Holders, "token_accounts", doc.TokenAccounts,
@@ -184,6 +185,33 @@ func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 		src.Commitment = c.cfg.Commitment
 	}
 	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}, nil
+}
+
+// count enumerates src once into a fresh owner set and returns its
+// document (counts, method, queries and slot).
+func (c *Collector) count(ctx context.Context, src source, started time.Time) (contract.Holders, error) {
+	count := NewCount()
+	count.Limit(uint64(c.cfg.MaxAccounts), c.cfg.MaxMemoryBytes)
+	var (
+		doc contract.Holders
+		err error
+	)
+	if src.method == contract.HoldersMethodDAS {
+		doc, err = c.enumerateDAS(ctx, src.rpc, count, started)
+	} else {
+		doc, err = c.enumerateGPA(ctx, src.rpc, count, started)
+	}
+	if err != nil {
+		return contract.Holders{}, err
+	}
+	if count.TokenAccounts == 0 {
+		// A token in circulation has at least one account: none at all is
+		// a wrong mint or program, or a node that lost its index, never 0.
+		return contract.Holders{}, noAccounts(src.method)
+	}
+	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = count.Holders(), count.TokenAccounts, count.NonZeroAccounts
+	doc.Method = src.method
+	return doc, nil
 }
 
 // RPCVariable is the variable that holds the holders collector's
@@ -196,9 +224,9 @@ func RPCVariable(common config.Common) string {
 }
 
 // noAccounts is the failure of an enumeration that listed no account.
-func (c *Collector) noAccounts() *collector.Error {
+func noAccounts(method string) *collector.Error {
 	return &collector.Error{Kind: contract.ErrKindInvalid,
-		Message: c.method + ": the RPC node listed no token account of the mint",
+		Message: method + ": the RPC node listed no token account of the mint",
 		Remedy:  "check TOKEN_MINT and HOLDERS_PROGRAM (auto reads the mint's program), and that the RPC node indexes token accounts by mint"}
 }
 
@@ -259,7 +287,7 @@ func queries(program, mint string) []query {
 	return qs
 }
 
-func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time.Time) (contract.Holders, error) {
+func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, count *Count, started time.Time) (contract.Holders, error) {
 	program, err := c.resolveProgram(ctx)
 	if err != nil {
 		return contract.Holders{}, err
@@ -275,7 +303,7 @@ func (c *Collector) enumerateGPA(ctx context.Context, count *Count, started time
 		params := []any{q.program, gpaConfig{Encoding: "base64", Commitment: c.cfg.Commitment,
 			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true, MinContextSlot: min}}
 		var slot uint64
-		err := c.rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
+		err := rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
 			var err error
 			slot, err = DecodeProgramAccounts(r, count, prog.report)
 			return err

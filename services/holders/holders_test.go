@@ -515,13 +515,16 @@ func TestRunStops(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	for name, mut := range map[string]func(*holders.Config){
-		"HOLDERS_RPC_TIMEOUT":       func(c *holders.Config) { c.RPCTimeout = 0 },
-		"HOLDERS_PROGRAM":           func(c *holders.Config) { c.Program = "spl" },
-		"HOLDERS_DAS_PAGE_LIMIT":    func(c *holders.Config) { c.DASPageLimit = 1001 },
-		"HOLDERS_COMMITMENT":        func(c *holders.Config) { c.Commitment = "final" },
-		"HOLDERS_PROGRESS_INTERVAL": func(c *holders.Config) { c.ProgressInterval = -1 },
-		"HOLDERS_MAX_ACCOUNTS":      func(c *holders.Config) { c.MaxAccounts = 0 },
-		"HOLDERS_MAX_MEMORY_BYTES":  func(c *holders.Config) { c.MaxMemoryBytes = 1 << 20 },
+		"HOLDERS_RPC_TIMEOUT":                     func(c *holders.Config) { c.RPCTimeout = 0 },
+		"HOLDERS_PROGRAM":                         func(c *holders.Config) { c.Program = "spl" },
+		"HOLDERS_DAS_PAGE_LIMIT":                  func(c *holders.Config) { c.DASPageLimit = 1001 },
+		"HOLDERS_COMMITMENT":                      func(c *holders.Config) { c.Commitment = "final" },
+		"HOLDERS_PROGRESS_INTERVAL":               func(c *holders.Config) { c.ProgressInterval = -1 },
+		"HOLDERS_MAX_ACCOUNTS":                    func(c *holders.Config) { c.MaxAccounts = 0 },
+		"HOLDERS_MAX_MEMORY_BYTES":                func(c *holders.Config) { c.MaxMemoryBytes = 1 << 20 },
+		"HOLDERS_CROSSCHECK_EVERY":                func(c *holders.Config) { c.CrossCheckEvery = 0 },
+		"HOLDERS_CROSSCHECK_CHURN_FLOOR":          func(c *holders.Config) { c.CrossCheckChurnFloor = -1 },
+		"HOLDERS_CROSSCHECK_CHURN_PER_1000_SLOTS": func(c *holders.Config) { c.CrossCheckChurnPer1000Slots = -1 },
 	} {
 		c := holders.DefaultConfig()
 		mut(&c)
@@ -537,7 +540,8 @@ func TestConfig(t *testing.T) {
 	}
 	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
 		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
-		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20}) {
+		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20, CrossCheckMethod: contract.HoldersMethodGPA, CrossCheckEvery: 4,
+		CrossCheckChurnFloor: 5, CrossCheckChurnPer1000Slots: 500}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 	mem := store.NewMemory()

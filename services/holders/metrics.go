@@ -23,6 +23,11 @@ type metrics struct {
 	// can enumerate: 1 from a run that failed with
 	// contract.ErrKindUnsupported until the next successful enumeration.
 	unsupported prometheus.Gauge
+	// crossVerdict is 1 for the verdict of the last cross-check with the
+	// second holder source, 0 for the others (all 0 before the first).
+	crossVerdict *prometheus.GaugeVec
+	// crossDifference is |primary − secondary| of the last cross-check.
+	crossDifference prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -30,7 +35,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	g := func(name, help string) prometheus.Gauge {
 		return f.NewGauge(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: name, Help: help})
 	}
-	return &metrics{
+	m := &metrics{
 		progress: g("holders_enumeration_accounts",
 			"Token accounts decoded so far by the enumeration in progress (0 when none runs)."),
 		rate: g("holders_enumeration_accounts_per_second",
@@ -44,7 +49,28 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		unsupported: g("holders_enumeration_unsupported",
 			"1 when the last verdict of the RPC node is that it cannot enumerate the token's accounts "+
 				"(error kind enumeration_unsupported: change HOLDERS_RPC_URL or HOLDERS_METHOD), 0 once an enumeration succeeds."),
+		crossVerdict: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "holders_crosscheck_verdict",
+			Help: "1 for the verdict (agreed, disagree, not_checked) of the last cross-check of the holders count with the second " +
+				"holder source (HOLDERS_CROSSCHECK_RPC_URL), 0 for the others; all 0 without one."}, []string{"verdict"}),
+		crossDifference: g("holders_crosscheck_difference",
+			"Holders the two counts of the last cross-check differ by."),
 	}
+	for _, v := range contract.HoldersVerdicts {
+		m.crossVerdict.WithLabelValues(v).Set(0)
+	}
+	return m
+}
+
+// crossChecked records a cross-check.
+func (m *metrics) crossChecked(chk contract.HoldersCheck) {
+	for _, v := range contract.HoldersVerdicts {
+		n := 0.0
+		if v == chk.Verdict {
+			n = 1
+		}
+		m.crossVerdict.WithLabelValues(v).Set(n)
+	}
+	m.crossDifference.Set(float64(chk.Difference))
 }
 
 func (m *metrics) done(doc contract.Holders, dur time.Duration) {

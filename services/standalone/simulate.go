@@ -42,7 +42,7 @@ type NodeFaultSpec struct {
 }
 
 // ParseNodeFaultSpec reads "nodeN=kind" (kind as solanasim.ParseNodeFault
-// takes it: ok, lag:K, wrong[:D], down, lb:K); ok is false when v names
+// takes it: ok, lag:K, wrong[:D], down, lb:K, hide:K); ok is false when v names
 // no node (another --fault).
 func ParseNodeFaultSpec(v string) (spec NodeFaultSpec, ok bool, err error) {
 	route, kind, found := strings.Cut(v, "=")
@@ -213,6 +213,8 @@ func nodeFaultText(f solanasim.NodeFault) string {
 		return fmt.Sprintf("answers the supply off by %d base units", f.Delta)
 	case solanasim.NodeDown:
 		return "down (HTTP 503)"
+	case solanasim.NodeHide:
+		return fmt.Sprintf("leaves %d token accounts of each mint out of its account listings", f.Accounts)
 	}
 	return "healthy"
 }

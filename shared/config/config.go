@@ -279,6 +279,9 @@ func checkHTTPURL(raw string) error {
 	return nil
 }
 
+// CheckHTTPURL is checkHTTPURL for a service's own URL variables.
+func CheckHTTPURL(s Secret) error { return checkHTTPURL(s.Reveal()) }
+
 // ParseLevel maps a level name to slog's level.
 func ParseLevel(s string) (slog.Level, error) {
 	var l slog.Level

@@ -239,6 +239,12 @@ type Holders struct {
 	Slot uint64 `json:"slot"`
 	// DurationSeconds is how long the enumeration took.
 	DurationSeconds float64 `json:"duration_seconds"`
+	// CrossCheck is the last comparison with the second holder source;
+	// nil when none is configured (crosscheck_holders.go).
+	CrossCheck *HoldersCheck `json:"cross_check,omitempty"`
+	// Warnings carries WarnHoldersSourcesDisagree while the last
+	// cross-check disagrees.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // Error kinds of a failed run, in status records and metrics.

@@ -21,8 +21,12 @@ type holdersBody struct {
 	Slot            uint64          `json:"slot"`
 	DurationSeconds json.Number     `json:"duration_seconds"`
 	Source          contract.Source `json:"source"`
-	UpdatedAt       string          `json:"updated_at"`
-	Stale           bool            `json:"stale"`
+	// CrossCheck is the count against the second holder source; null
+	// without one (crosscheck_holders.go).
+	CrossCheck *holdersCheckBody  `json:"cross_check"`
+	Warnings   []contract.Warning `json:"warnings"`
+	UpdatedAt  string             `json:"updated_at"`
+	Stale      bool               `json:"stale"`
 }
 
 func (r *renderer) holders() *answer.Answer {
@@ -54,7 +58,8 @@ func (r *renderer) holders() *answer.Answer {
 		NonZeroAccounts: h.NonZeroAccounts, Method: h.Method, Queries: q, Slot: h.Slot,
 		DurationSeconds: json.Number(strconv.FormatFloat(max(h.DurationSeconds, 0), 'f', 3, 64)),
 		Source:          r.st.Docs[contract.DomainHolders].Env.Source,
-		UpdatedAt:       answer.FormatTime(in.UpdatedAt), Stale: in.Stale}, in)
+		CrossCheck:      r.holdersCheck(h), Warnings: r.holdersWarnings(h),
+		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}, in)
 }
 
 // firstUpper capitalises the first letter of s (ASCII).

@@ -198,6 +198,9 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 			problem(p)
 		}
 	}
+	if p := holdersCheckProblem(st.Holders()); p != "" {
+		problem(p)
+	}
 
 	sort.Strings(b.Problems)
 	switch {

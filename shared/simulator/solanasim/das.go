@@ -125,13 +125,14 @@ func (s *Server) getTokenAccounts(ctx context.Context, params json.RawMessage) (
 		Frozen          bool   `json:"frozen"`
 	}
 	items := make([]item, 0, min(limit, 1000))
+	hide := viewOf(ctx).hide // NodeHide: the first hide accounts of each mint are missing
 	lastTok, lastIdx := 0, 0
 scan:
 	for t := startTok; t < len(sets); t++ {
 		hs := sets[t]
-		i0 := 0
+		i0 := hide
 		if t == startTok {
-			i0 = startIdx
+			i0 = max(startIdx, hide)
 		}
 		for i := i0; i < hs.n; i++ {
 			if i%4096 == 0 && ctx.Err() != nil {

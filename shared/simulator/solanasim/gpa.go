@@ -208,7 +208,7 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 		if cfg.WithContext {
 			_, _ = o.WriteString(`{"context":{"apiVersion":"` + s.version + `","slot":` + strconv.FormatUint(slot, 10) + `},"value":`)
 		}
-		if err := streamAccounts(ctx, o, sets, fs, cfg.DataSlice, cfg.Encoding, owner, s.flushEvery); err != nil {
+		if err := streamAccounts(ctx, o, sets, fs, cfg.DataSlice, cfg.Encoding, owner, s.flushEvery, viewOf(ctx).hide); err != nil {
 			return err
 		}
 		if cfg.WithContext {
@@ -219,8 +219,9 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 }
 
 // streamAccounts writes the JSON array of matching accounts, generating
-// each one on the fly and flushing every flushEvery bytes.
-func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter, slice *dataSlice, enc, owner string, flushEvery int) error {
+// each one on the fly and flushing every flushEvery bytes. The first hide
+// accounts of each set are left out (NodeHide).
+func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter, slice *dataSlice, enc, owner string, flushEvery, hide int) error {
 	if err := o.WriteByte('['); err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter,
 		pending = 0
 	)
 	for _, hs := range sets {
-		for i := range hs.n {
+		for i := min(hide, hs.n); i < hs.n; i++ {
 			a := hs.account(i)
 			data := hs.data(&a, raw[:])
 			ok := true

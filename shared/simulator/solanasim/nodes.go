@@ -36,6 +36,10 @@ const (
 	// NodeBalancer alternates, request by request, between a current node
 	// and one Slots slots behind.
 	NodeBalancer NodeFaultKind = "lb"
+	// NodeHide leaves the first Accounts token accounts of each mint out
+	// of getProgramAccounts and getTokenAccounts: a node whose index lost
+	// accounts, so that it counts fewer holders.
+	NodeHide NodeFaultKind = "hide"
 )
 
 // NodeFault is one node's fault.
@@ -45,13 +49,16 @@ type NodeFault struct {
 	Slots uint64
 	// Delta is what NodeWrong adds to the supply (negative: removes).
 	Delta int64
+	// Accounts is how many token accounts of each mint NodeHide leaves out.
+	Accounts int
 }
 
 // DefaultWrongDelta is NodeWrong's Delta when "wrong" names none.
 const DefaultWrongDelta = 12_345
 
 // ParseNodeFault reads a fault as the simulate command takes it: "ok",
-// "lag:K", "wrong" or "wrong:D" (D may be negative), "down", "lb:K".
+// "lag:K", "wrong" or "wrong:D" (D may be negative), "down", "lb:K",
+// "hide:K".
 func ParseNodeFault(s string) (NodeFault, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	switch NodeFaultKind(kind) {
@@ -78,14 +85,23 @@ func ParseNodeFault(s string) (NodeFault, error) {
 			return NodeFault{}, fmt.Errorf("%q: wrong takes a non-zero number of base units, as wrong:12345", s)
 		}
 		return NodeFault{Kind: NodeWrong, Delta: d}, nil
+	case NodeHide:
+		k, err := strconv.Atoi(arg)
+		if err != nil || k <= 0 {
+			return NodeFault{}, fmt.Errorf("%q: hide needs a number of token accounts above 0, as hide:10", s)
+		}
+		return NodeFault{Kind: NodeHide, Accounts: k}, nil
 	}
-	return NodeFault{}, fmt.Errorf("%q is not ok, lag:K, wrong[:D], down or lb:K", s)
+	return NodeFault{}, fmt.Errorf("%q is not ok, lag:K, wrong[:D], down, lb:K or hide:K", s)
 }
 
 // view is how a node departs from the ledger for one request.
 type view struct {
 	lag   uint64
 	delta int64
+	// hide is how many token accounts of each mint the node leaves out
+	// of its account listings (NodeHide).
+	hide int
 }
 
 type viewKey struct{}
@@ -179,6 +195,8 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case NodeWrong:
 		v.delta = f.Delta
+	case NodeHide:
+		v.hide = f.Accounts
 	}
 	n.srv.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 }

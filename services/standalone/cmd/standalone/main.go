@@ -107,7 +107,7 @@ YAML to paste into the token file.`,
 					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
 					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
 					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
-					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K (repeatable; the kinds are listed above)", func(v string) error {
+					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K (repeatable; the kinds are listed above)", func(v string) error {
 						spec, isNode, err := standalone.ParseNodeFaultSpec(v)
 						if isNode {
 							nodes = append(nodes, spec)
@@ -231,6 +231,7 @@ SOLANA_RPC_URLS, each with a fault of its own: --fault node2=lag:1000 (answers
 from 1,000 slots ago, and -32016 below a minContextSlot it has not reached),
 node2=wrong[:D] (a supply off by D base units), node3=down (HTTP 503),
 node1=lb:1000 (a load balancer alternating a current node and one 1,000 slots
-behind).`)
+behind), node2=hide:10 (leaves 10 token accounts of each mint out of
+getProgramAccounts and getTokenAccounts: fewer holders).`)
 	return b.String()
 }
