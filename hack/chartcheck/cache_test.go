@@ -390,8 +390,8 @@ func tail(s string, n int) string {
 
 // startStandalone builds and starts services/standalone in demo mode (its
 // own simulator as every upstream, in-memory store) and waits until it
-// serves the data the test reads.
-func startStandalone(t *testing.T) *process {
+// serves the data the test reads. env are more variables (NAME=value).
+func startStandalone(t *testing.T, env ...string) *process {
 	t.Helper()
 	bin := buildStandalone(t)
 	httpAddr, opsAddr := freeAddr(t), freeAddr(t)
@@ -402,6 +402,7 @@ func startStandalone(t *testing.T) *process {
 		// the contract's 30 s for an entry to expire; the test reads the
 		// windows from the answers, so it holds for any value.
 		"EDGE_CACHE_CONTROL_MARKET=public, max-age=2, s-maxage=4, stale-while-revalidate=10, stale-if-error=300")
+	cmd.Env = append(withoutEnv(cmd.Env, "SIGNING_KEY_FILE", "SIGNING_PREVIOUS_KEY_FILE"), env...)
 	p := start(t, cmd)
 	p.url = "http://" + httpAddr
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}

@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.1
 	github.com/prometheus/prometheus v0.316.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
@@ -72,3 +73,11 @@ require (
 // prometheus v0.316.0 asks for is not on the module proxy. This pins the
 // nearest one the proxy serves (nothing here builds with it).
 replace github.com/prometheus/client_golang/exp => github.com/prometheus/client_golang/exp v0.0.0-20260907100614-57bb367da472
+
+// The outside verifier of signed answers (shared/testkit/sigcheck: Node
+// and npm's http-message-signatures); the repository's own modules, as
+// hack/bench takes them.
+replace (
+	github.com/tokendata/tokendata/shared/simulator => ../../shared/simulator
+	github.com/tokendata/tokendata/shared/testkit => ../../shared/testkit
+)

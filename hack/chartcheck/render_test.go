@@ -575,6 +575,69 @@ func TestConditionals(t *testing.T) {
 				t.Error("supply: SOLANA_RPC_URL set beside SOLANA_RPC_URLS")
 			}
 		}},
+		{"signing key", []string{"--set", "signing.existingSecret=sig"}, func(t *testing.T, s Set) {
+			e, ok := env(t, s, "t-tokendata-edge", "SIGNING_KEY_FILE")
+			if !ok || e.Value != "/etc/tokendata-signing/signing.pem" {
+				t.Errorf("edge SIGNING_KEY_FILE %+v", e)
+			}
+			if _, ok := env(t, s, "t-tokendata-edge", "SIGNING_PREVIOUS_KEY_FILE"); ok {
+				t.Error("SIGNING_PREVIOUS_KEY_FILE without a previous key")
+			}
+			spec := podSpec(t, s, "t-tokendata-edge")
+			v, ok := volume(spec, "signing")
+			if !ok || v.Secret == nil || v.Secret.SecretName != "sig" || len(v.Secret.Items) != 1 ||
+				v.Secret.Items[0].Key != "signing.pem" || v.Secret.Items[0].Path != "signing.pem" {
+				t.Fatalf("signing volume %+v, want the Secret sig's key signing.pem as signing.pem", v)
+			}
+			if m := v.Secret.DefaultMode; m == nil || *m != 0o440 {
+				t.Errorf("key file mode %v, want 0440 (the pod's fsGroup reads it)", m)
+			}
+			mounted := false
+			for _, m := range spec.Containers[0].VolumeMounts {
+				if m.Name == "signing" {
+					mounted = m.ReadOnly && m.MountPath == "/etc/tokendata-signing"
+				}
+			}
+			if !mounted {
+				t.Errorf("signing volume not mounted read-only at /etc/tokendata-signing: %+v", spec.Containers[0].VolumeMounts)
+			}
+			if _, ok := volume(spec, "token"); !ok {
+				t.Error("the token file's volume is gone beside the key's")
+			}
+			if sc := spec.Containers[0].SecurityContext; sc == nil || !isTrue(sc.ReadOnlyRootFilesystem) || !isTrue(sc.RunAsNonRoot) {
+				t.Errorf("edge security context %+v, want a read-only root and non-root", sc)
+			}
+			for _, c := range []string{"supply", "market", "holders", "cache"} {
+				if _, ok := volume(podSpec(t, s, "t-tokendata-"+c), "signing"); ok {
+					t.Errorf("%s mounts the signing key", c)
+				}
+				if _, ok := env(t, s, "t-tokendata-"+c, "SIGNING_KEY_FILE"); ok {
+					t.Errorf("%s gets SIGNING_KEY_FILE", c)
+				}
+			}
+		}},
+		{"signing key, rotation, custom key, no fsGroup", []string{"--set", "signing.existingSecret=sig", "--set", "signing.key=new.pem",
+			"--set", "signing.previousKey=old.pem", "--set", "edge.podSecurityContext.fsGroup=null"}, func(t *testing.T, s Set) {
+			if e, _ := env(t, s, "t-tokendata-edge", "SIGNING_PREVIOUS_KEY_FILE"); e.Value != "/etc/tokendata-signing/previous.pem" {
+				t.Errorf("SIGNING_PREVIOUS_KEY_FILE %q", e.Value)
+			}
+			v, _ := volume(podSpec(t, s, "t-tokendata-edge"), "signing")
+			if v.Secret == nil || len(v.Secret.Items) != 2 || v.Secret.Items[0].Key != "new.pem" || v.Secret.Items[0].Path != "signing.pem" ||
+				v.Secret.Items[1].Key != "old.pem" || v.Secret.Items[1].Path != "previous.pem" {
+				t.Fatalf("signing volume %+v, want new.pem as signing.pem and old.pem as previous.pem", v)
+			}
+			if m := v.Secret.DefaultMode; m == nil || *m != 0o444 {
+				t.Errorf("key file mode %v without fsGroup, want 0444 (root's files, read by the non-root edge)", m)
+			}
+		}},
+		{"no signing key by default", nil, func(t *testing.T, s Set) {
+			if _, ok := env(t, s, "t-tokendata-edge", "SIGNING_KEY_FILE"); ok {
+				t.Error("SIGNING_KEY_FILE set without a Secret")
+			}
+			if _, ok := volume(podSpec(t, s, "t-tokendata-edge"), "signing"); ok {
+				t.Error("signing volume without a Secret")
+			}
+		}},
 		{"token mint only", []string{"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
 			"--set", "token.maxSupply=none"}, func(t *testing.T, s Set) {
 			if has(s, "ConfigMap", "t-tokendata-token") {
@@ -624,17 +687,21 @@ func TestConditionals(t *testing.T) {
 // TestRefusals: values that must not render.
 func TestRefusals(t *testing.T) {
 	cases := map[string][]string{
-		"schema: typo in a key":          {"--set", "edge.replicaCont=2"},
-		"schema: unknown holders method": {"--set", "upstreams.holdersMethod=scan"},
-		"schema: credentials in url":     {"--set", "redis.enabled=false", "--set", "externalRedis.url=redis://:pw@r:6379"},
-		"no redis at all":                {"--set", "redis.enabled=false"},
-		"no token":                       {"--set", "token.file=null"},
-		"gateway without parent":         {"--set", "gatewayAPI.enabled=true"},
-		"schema: bad mint":               {"--set", "token.mint=not-a-mint"},
-		"mint alone without max supply":  {"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
-		"token file without max_supply":  {"--set", "token.file.max_supply=null"},
-		"schema: bad max supply":         {"--set-string", "token.maxSupply=1e9"},
-		"schema: no requests":            {"--set", "edge.resources.requests=null"},
+		"schema: typo in a key":                  {"--set", "edge.replicaCont=2"},
+		"schema: unknown holders method":         {"--set", "upstreams.holdersMethod=scan"},
+		"schema: credentials in url":             {"--set", "redis.enabled=false", "--set", "externalRedis.url=redis://:pw@r:6379"},
+		"no redis at all":                        {"--set", "redis.enabled=false"},
+		"no token":                               {"--set", "token.file=null"},
+		"gateway without parent":                 {"--set", "gatewayAPI.enabled=true"},
+		"schema: bad mint":                       {"--set", "token.mint=not-a-mint"},
+		"mint alone without max supply":          {"--set", "token.file=null", "--set", "token.mint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
+		"token file without max_supply":          {"--set", "token.file.max_supply=null"},
+		"schema: bad max supply":                 {"--set-string", "token.maxSupply=1e9"},
+		"schema: no requests":                    {"--set", "edge.resources.requests=null"},
+		"signing: previous key without a Secret": {"--set", "signing.previousKey=old.pem"},
+		"signing: previous key is the key":       {"--set", "signing.existingSecret=sig", "--set", "signing.previousKey=signing.pem"},
+		"schema: signing key empty":              {"--set", "signing.existingSecret=sig", "--set", "signing.key="},
+		"schema: signing typo":                   {"--set", "signing.existingSecrets=sig"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -817,4 +884,24 @@ func TestNetworkPolicySwitches(t *testing.T) {
 			t.Errorf("%s: egress to the self-hosted RPC %v, want it for collectors only", c, rpc)
 		}
 	}
+}
+
+// podSpec returns the pod template of a Deployment.
+func podSpec(t *testing.T, s Set, deployment string) corev1.PodSpec {
+	t.Helper()
+	d, ok := s.Get("Deployment", deployment)
+	if !ok {
+		t.Fatalf("no Deployment %s", deployment)
+	}
+	return d.Typed.(*appsv1.Deployment).Spec.Template.Spec
+}
+
+// volume returns the pod's volume named name.
+func volume(spec corev1.PodSpec, name string) (corev1.Volume, bool) {
+	for _, v := range spec.Volumes {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return corev1.Volume{}, false
 }

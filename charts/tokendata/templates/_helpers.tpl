@@ -79,6 +79,14 @@ Checks across values that the schema cannot express, before anything is
 rendered: each fails the render with what to change.
 */}}
 {{- define "tokendata.validate" -}}
+{{- with .Values.signing -}}
+{{- if and .previousKey (not .existingSecret) -}}
+{{- fail "signing.previousKey is set without signing.existingSecret: a rotation needs the new key; put both keys in one Secret and name it" -}}
+{{- end -}}
+{{- if and .previousKey (eq .previousKey .key) -}}
+{{- fail (printf "signing.previousKey is signing.key (%s): the previous key is another key of the Secret" .key) -}}
+{{- end -}}
+{{- end -}}
 {{- $reserved := include "tokendata.reservedLabels" . | fromJsonArray -}}
 {{- range $k, $_ := .Values.commonLabels -}}
 {{- if has $k $reserved -}}
@@ -408,4 +416,77 @@ built-in public endpoint; with simulator.enabled, the simulator.
 {{- if and .Values.token.file (not .Values.token.existingConfigMap) -}}
 {{- toYaml .Values.token.file | sha256sum -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The signing key (signing.existingSecret): the edge's SIGNING_KEY_FILE and,
+during a rotation, SIGNING_PREVIOUS_KEY_FILE, files of a Secret volume
+mounted read-only at /etc/tokendata-signing (beside, not inside, the
+token file's read-only mount). Empty without a Secret.
+*/}}
+{{- define "tokendata.signingEnv" -}}
+{{- with .Values.signing.existingSecret }}
+- name: SIGNING_KEY_FILE
+  value: /etc/tokendata-signing/signing.pem
+{{- if $.Values.signing.previousKey }}
+- name: SIGNING_PREVIOUS_KEY_FILE
+  value: /etc/tokendata-signing/previous.pem
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "tokendata.signingMount" -}}
+{{- if .Values.signing.existingSecret -}}
+- name: signing
+  mountPath: /etc/tokendata-signing
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The Secret's volume: only the keys named, under fixed file names. Readable
+by the pod's group only (0440) when the pod has an fsGroup, which the
+kubelet gives the files; without one (OpenShift assigns its own, or a pod
+security context without ids) the files are root's, so they must be
+readable by all (0444) for the non-root edge to read them.
+*/}}
+{{- define "tokendata.signingVolume" -}}
+{{- with .Values.signing.existingSecret -}}
+- name: signing
+  secret:
+    secretName: {{ . }}
+    defaultMode: {{ if (($.Values.edge.podSecurityContext | default dict).fsGroup) }}0440{{ else }}0444{{ end }}
+    items:
+      - key: {{ $.Values.signing.key }}
+        path: signing.pem
+      {{- with $.Values.signing.previousKey }}
+      - key: {{ . }}
+        path: previous.pem
+      {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Pod annotation that rolls the edge when the signing key changes: a digest
+of the Secret's keys in use (salted with the release), read from the
+cluster by `helm install/upgrade`; empty (no annotation) under `helm
+template`, which cannot read it: there, restart the edge yourself.
+*/}}
+{{- define "tokendata.signingChecksum" -}}
+{{- with .Values.signing.existingSecret -}}
+{{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
+{{- if and $secret $secret.data -}}
+{{- $cur := index $secret.data $.Values.signing.key | default "" -}}
+{{- $prev := "" -}}
+{{- with $.Values.signing.previousKey }}{{ $prev = index $secret.data . | default "" }}{{ end -}}
+{{- printf "%s/%s/%s/%s" $.Release.Namespace $.Release.Name $cur $prev | sha256sum -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* YAML list fragments joined, the empty ones left out. */}}
+{{- define "tokendata.joinYAML" -}}
+{{- $parts := list -}}
+{{- range . }}{{ with trim . }}{{ $parts = append $parts . }}{{ end }}{{ end -}}
+{{- join "\n" $parts -}}
 {{- end -}}

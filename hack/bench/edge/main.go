@@ -8,7 +8,10 @@
 // Redis, and a bare Gin engine answering each path with a constant body of
 // the same size. For each path, wrk -c64 -t2 -d<duration> runs against
 // both; it prints requests per second, p50, p99, the servers' RSS, and the
-// ratios against the targets (throughput ≥ 0.9×, p99 ≤ 1.2×).
+// ratios against the targets (throughput ≥ 0.9×, p99 ≤ 1.2×). With
+// -signing on (the default), a second edge signs every answer with a key
+// generated for the run (issue 29) and runs interleaved with the first:
+// the signed row must stay within 5 % of the unsigned one.
 package main
 
 import (
@@ -39,6 +42,7 @@ import (
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/httpsig"
 	"github.com/tokendata/tokendata/shared/lifecycle"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/ops"
@@ -51,7 +55,10 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "serve-edge":
-			exitOn(serveEdge(os.Args[2], os.Args[3]))
+			exitOn(serveEdge(os.Args[2], os.Args[3], false))
+			return
+		case "serve-edge-signed":
+			exitOn(serveEdge(os.Args[2], os.Args[3], true))
 			return
 		case "serve-minimal":
 			exitOn(serveMinimal(os.Args[2], os.Args[3], nil))
@@ -67,11 +74,15 @@ func main() {
 	root := flag.String("root", "../..", "the repository (the chart, services/edge)")
 	helm := flag.String("helm", "", "helm binary that renders the chart's nginx config (default: <root>/.bin/helm)")
 	boundary := flag.String("boundary", "on", "the boundary row (boundary.go): on, off, or only (that row alone)")
+	signing := flag.String("signing", "on", "the signing row: a second edge signing every answer with a generated key, against the unsigned edge (target: within 5 %): on or off")
 	flag.Parse()
+	if *signing != "on" && *signing != "off" {
+		exitOn(fmt.Errorf("-signing %q: want on or off", *signing))
+	}
 	if *helm == "" {
 		*helm = filepath.Join(*root, ".bin", "helm")
 	}
-	exitOn(orchestrate(*duration, *conns, *rounds, *root, *helm, *boundary))
+	exitOn(orchestrate(*duration, *conns, *rounds, *root, *helm, *boundary, *signing == "on"))
 }
 
 func exitOn(err error) {
@@ -104,6 +115,24 @@ func waitHTTP(url string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("%s did not answer 200 within 15s", url)
+}
+
+// waitSigned waits for a 200 of url that carries a signature: the signed
+// row would compare nothing if the edge served unsigned answers.
+func waitSigned(url string) error {
+	if err := waitHTTP(url); err != nil {
+		return err
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.Header.Get("Signature") == "" || resp.Header.Get("Content-Digest") == "" {
+		return fmt.Errorf("%s: the signed edge answers without Signature or Content-Digest", url)
+	}
+	return nil
 }
 
 type result struct {
@@ -174,7 +203,7 @@ func rssMB(pid int) float64 {
 	return 0
 }
 
-func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string) error {
+func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string, signing bool) error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return errors.New("wrk is not installed (run.sh installs it)")
 	}
@@ -244,6 +273,23 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 			return err
 		}
 	}
+	// The same edge signing every answer (issue 29), on the same Redis.
+	var signedAddr string
+	var signedCmd *exec.Cmd
+	if signing {
+		signedAddr, _ = freeAddr()
+		signedCmd = exec.Command(self, "serve-edge-signed", signedAddr, redisURL)
+		signedCmd.Stderr = os.Stderr
+		if err := signedCmd.Start(); err != nil {
+			return err
+		}
+		defer func() { _ = signedCmd.Process.Kill(); _ = signedCmd.Wait() }()
+		for _, p := range paths {
+			if err := waitSigned("http://" + signedAddr + p); err != nil {
+				return err
+			}
+		}
+	}
 	// the minimal handler answers each path with a constant body of the
 	// edge's size for that path
 	sizes := make([]string, len(paths))
@@ -295,8 +341,9 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 	fmt.Printf("%-18s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %7s %6s %5s | %-17s | %-17s | %-17s | %s\n", "path", "bytes",
 		"edge", "p99", "cpu", "minimal", "p99", "cpu", "+headers", "p99", "cpu", "tier", "p99", "cpu", "static", "p99", "cpu",
 		"edge/min rps p99 cpu", "edge/+hdr", "tier/static", "allocs/op")
-	passMin, passHdr, passTier := true, true, true
-	var mdEdge, mdTier strings.Builder
+	passMin, passHdr, passTier, passSigned := true, true, true, true
+	var mdEdge, mdTier, mdSigned strings.Builder
+	var signedRows []string
 	for i, p := range paths {
 		// Interleave the servers, rotating which goes first, so that drift
 		// on a shared machine hits them alike; report medians.
@@ -304,6 +351,10 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 			"http://" + tierAddr + p, "http://" + staticAddr + p}
 		pids := []int{edgeCmd.Process.Pid, servers[minAddr].Process.Pid, servers[hdrAddr].Process.Pid,
 			tierCmd.Process.Pid, staticCmd.Process.Pid}
+		if signing {
+			targets = append(targets, "http://"+signedAddr+p)
+			pids = append(pids, signedCmd.Process.Pid)
+		}
 		res := make([][]result, len(targets))
 		for r := range rounds {
 			for k := range targets {
@@ -327,6 +378,13 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 		passMin = passMin && e.rps/m.rps >= 0.9 && e.p99/m.p99 <= 1.2
 		passHdr = passHdr && e.rps/h.rps >= 0.95 && e.p99/h.p99 <= 1.1
 		passTier = passTier && t.rps/st.rps >= 0.9 && t.p99/st.p99 <= 1.2
+		if signing {
+			sg := median(res[5])
+			row, md, ok := signedRow(p, e, sg)
+			signedRows = append(signedRows, row)
+			mdSigned.WriteString(md)
+			passSigned = passSigned && ok
+		}
 	}
 	fmt.Println("(ratios: throughput ×, p99 ×; latencies in ms)")
 	fmt.Printf("\nRSS after the runs: edge %.1f MB, minimal %.1f MB, +headers %.1f MB\n",
@@ -334,17 +392,29 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 	fmt.Printf("target edge vs +headers (≥ 0.95× throughput, p99 ≤ 1.1×): %s\n", verdict(passHdr))
 	fmt.Printf("target tier vs static nginx (≥ 0.9× throughput, p99 ≤ 1.2×): %s\n", verdict(passTier))
 	fmt.Printf("edge vs the bare minimal handler (≥ 0.9× throughput, p99 ≤ 1.2×): %s (the difference is the contract's headers: compare +headers)\n", verdict(passMin))
+	if signing {
+		fmt.Printf("\nsigned: the same edge signing every answer (Content-Digest, Signature-Input, Signature; a key generated for the run), interleaved with the rounds above\n")
+		fmt.Printf("%-18s | %7s %6s %5s | %7s %6s %5s | %s\n", "path", "edge", "p99", "cpu", "signed", "p99", "cpu", "signed/edge rps p99 cpu")
+		for _, r := range signedRows {
+			fmt.Print(r)
+		}
+		fmt.Printf("target signed vs unsigned edge (within 5 %%: ≥ 0.95× throughput, CPU per request ≤ 1.05×): %s\n", verdict(passSigned))
+	}
 	fmt.Printf("\nREADME tables (Benchmarks):\n\n")
 	fmt.Printf("| path | edge rps / p99 / CPU | minimal rps / p99 / CPU | +headers rps / p99 / CPU | edge vs minimal | edge vs +headers | edge allocs/op |\n|---|---|---|---|---|---|---|\n%s\n", mdEdge.String())
 	fmt.Printf("| path | tier rps / p99 / CPU | static nginx rps / p99 / CPU | tier vs static |\n|---|---|---|---|\n%s", mdTier.String())
+	if signing {
+		fmt.Printf("\n| path | edge rps / p99 / CPU | signed rps / p99 / CPU | signed vs edge |\n|---|---|---|---|\n%s", mdSigned.String())
+	}
 	if boundary == "on" {
 		return boundaryRow(self, redisURL, st, d, conns, rounds)
 	}
 	return nil
 }
 
-// serveEdge runs the edge as cmd/edge does, on the given Redis.
-func serveEdge(addr, redisURL string) error {
+// serveEdge runs the edge as cmd/edge does, on the given Redis; signed,
+// with a signing key generated for the run.
+func serveEdge(addr, redisURL string, signed bool) error {
 	var common config.Common
 	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{"REDIS_URL": redisURL, "HTTP_ADDR": addr}}); err != nil {
 		return err
@@ -364,7 +434,13 @@ func serveEdge(addr, redisURL string) error {
 		return err
 	}
 	log := logging.New(devnull, "edge", slog.LevelInfo)
-	srv, err := edge.New(common, token, edge.DefaultConfig(), edge.Deps{Store: st, Registry: ops.NewRegistry("edge"), Log: log})
+	deps := edge.Deps{Store: st, Registry: ops.NewRegistry("edge"), Log: log}
+	if signed {
+		if deps.SigningKey, err = httpsig.GenerateKey(); err != nil {
+			return err
+		}
+	}
+	srv, err := edge.New(common, token, edge.DefaultConfig(), deps)
 	if err != nil {
 		return err
 	}

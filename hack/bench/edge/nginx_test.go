@@ -111,3 +111,25 @@ func TestParseMax(t *testing.T) {
 		t.Error("no Latency line: want an error")
 	}
 }
+
+func TestSignedRow(t *testing.T) {
+	e := result{rps: 10000, p99: 1, cpu: 100}
+	cases := []struct {
+		s    result
+		want bool
+	}{
+		{result{rps: 9600, p99: 1.3, cpu: 104}, true}, // within 5 %; p99 not judged
+		{result{rps: 9400, p99: 1, cpu: 100}, false},  // 6 % fewer requests
+		{result{rps: 10000, p99: 1, cpu: 106}, false}, // 6 % more CPU per request
+		{result{rps: 10500, p99: 0.9, cpu: 95}, true}, // faster
+	}
+	for _, c := range cases {
+		row, md, ok := signedRow("/api/price", e, c.s)
+		if ok != c.want {
+			t.Errorf("%+v: within 5 %% = %v, want %v", c.s, ok, c.want)
+		}
+		if !strings.HasPrefix(row, "/api/price") || !strings.HasPrefix(md, "| /api/price | 10,000 / 1.0 ms / 100 µs |") {
+			t.Errorf("row %q, md %q", row, md)
+		}
+	}
+}

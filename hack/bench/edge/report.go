@@ -109,3 +109,16 @@ func cpuTicks(pid int) int64 {
 	}
 	return total
 }
+
+// signedRow compares the signed edge e with the unsigned one on path p:
+// the console row, the README row, and whether it is within 5 %
+// (throughput ≥ 0.95×, CPU per request ≤ 1.05×; p99 is shown, not
+// judged: at a fraction of a millisecond one scheduling hiccup moves it
+// by more than 5 %).
+func signedRow(p string, e, s result) (row, md string, ok bool) {
+	rps, p99, cpu := s.rps/e.rps, s.p99/e.p99, s.cpu/e.cpu
+	row = fmt.Sprintf("%-18s | %7.0f %6.2f %5.1f | %7.0f %6.2f %5.1f | %5.2f %5.2f %5.2f\n", p, e.rps, e.p99, e.cpu, s.rps, s.p99, s.cpu, rps, p99, cpu)
+	md = fmt.Sprintf("| %s | %s / %s / %.0f µs | %s / %s / %.0f µs | %.2f× / %.2f× / %.2f× |\n", p,
+		thousands(e.rps), ms(e.p99), e.cpu, thousands(s.rps), ms(s.p99), s.cpu, rps, p99, cpu)
+	return row, md, rps >= 0.95 && cpu <= 1.05
+}
