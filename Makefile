@@ -55,7 +55,7 @@ docs: ## Regenerate docs/environment.md (every variable of every service) from t
 	cd services/standalone && go generate ./envdoc
 
 .PHONY: chart-check
-chart-check: ## helm lint, render matrix, strict decoding, policies, the cache tier run for real, and a real kube-apiserver: installs and upgrades
+chart-check: deps ## helm lint, render matrix, strict decoding, policies, the cache tier run for real, and a real kube-apiserver: installs and upgrades
 	hack/chart-check.sh
 
 .PHONY: kube
