@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	_ "net/http/pprof" // BENCH_EDGE_PPROF
@@ -35,17 +34,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caarlos0/env/v11"
 	"github.com/gin-gonic/gin"
 
 	"github.com/tokendata/tokendata/services/edge"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/view"
-	"github.com/tokendata/tokendata/shared/config"
-	"github.com/tokendata/tokendata/shared/httpsig"
-	"github.com/tokendata/tokendata/shared/lifecycle"
-	"github.com/tokendata/tokendata/shared/logging"
-	"github.com/tokendata/tokendata/shared/ops"
 	"github.com/tokendata/tokendata/shared/store"
 )
 
@@ -115,24 +108,6 @@ func waitHTTP(url string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("%s did not answer 200 within 15s", url)
-}
-
-// waitSigned waits for a 200 of url that carries a signature: the signed
-// row would compare nothing if the edge served unsigned answers.
-func waitSigned(url string) error {
-	if err := waitHTTP(url); err != nil {
-		return err
-	}
-	resp, err := http.Get(url)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	if resp.Header.Get("Signature") == "" || resp.Header.Get("Content-Digest") == "" {
-		return fmt.Errorf("%s: the signed edge answers without Signature or Content-Digest", url)
-	}
-	return nil
 }
 
 type result struct {
@@ -410,48 +385,6 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 		return boundaryRow(self, redisURL, st, d, conns, rounds)
 	}
 	return nil
-}
-
-// serveEdge runs the edge as cmd/edge does, on the given Redis; signed,
-// with a signing key generated for the run.
-func serveEdge(addr, redisURL string, signed bool) error {
-	var common config.Common
-	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{"REDIS_URL": redisURL, "HTTP_ADDR": addr}}); err != nil {
-		return err
-	}
-	common.DrainDelay = 0
-	if err := boundaryTimings(&common); err != nil {
-		return err
-	}
-	opts, err := store.ParseRedisURL(redisURL)
-	if err != nil {
-		return err
-	}
-	token := edgetest.Token()
-	st := store.New(store.NewRedis(opts), token.Mint)
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	log := logging.New(devnull, "edge", slog.LevelInfo)
-	deps := edge.Deps{Store: st, Registry: ops.NewRegistry("edge"), Log: log}
-	if signed {
-		if deps.SigningKey, err = httpsig.GenerateKey(); err != nil {
-			return err
-		}
-	}
-	srv, err := edge.New(common, token, edge.DefaultConfig(), deps)
-	if err != nil {
-		return err
-	}
-	if a := os.Getenv("BENCH_EDGE_PPROF"); a != "" {
-		// Profiling the edge under wrk: BENCH_EDGE_PPROF=127.0.0.1:6060
-		// serves /debug/pprof/ of the edge process there.
-		go func() { _ = http.ListenAndServe(a, nil) }() //nolint:gosec // loopback, for profiling runs only
-	}
-	ctx, stop := lifecycle.SignalContext(context.Background())
-	defer stop()
-	return srv.Run(ctx)
 }
 
 // serveMinimal answers each bench path with a constant body of the given
