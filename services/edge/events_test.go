@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,14 +295,17 @@ func TestEventsSlowSubscriberDropped(t *testing.T) {
 	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
 		c.EventMaxPending, c.EventWriteTimeout = 4096, 500*time.Millisecond
 	})
-	// The slow client: a raw connection with a tiny receive buffer that
-	// never reads past the headers.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	// The slow client: a raw connection with a small receive buffer, set
+	// before it connects (so that the window it offers is small), that
+	// never reads past the status line.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close() }()
-	_ = conn.(*net.TCPConn).SetReadBuffer(1024)
 	if _, err := io.WriteString(conn, "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -309,14 +313,25 @@ func TestEventsSlowSubscriberDropped(t *testing.T) {
 		t.Fatalf("slow client's stream: %q %v", line, err)
 	}
 	fast := subscribe(t, e.url, "")
-	for i := range 40 {
-		p := fmt.Sprintf("0.00001%03d", i+1)
-		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(p), time.Now(), time.Hour); err != nil {
+	dropped := e.srv.serveMetricsEnded("slow")
+	// Changes until the slow client is dropped: its socket buffers fill
+	// (some tens of kilobytes), then a write waits past the timeout.
+	var last string
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; testutil.ToFloat64(dropped) < 1; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("a client that reads nothing was not dropped after %d changes (%d streams open; ended: client %v, max_age %v)", i, e.srv.openStreams(),
+				testutil.ToFloat64(e.srv.serveMetricsEnded("client")), testutil.ToFloat64(e.srv.serveMetricsEnded("max_age")))
+		}
+		last = fmt.Sprintf("0.0000%06d", 100000+i)
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		fast.until(t, events.NamePrice, `"price_usd":`+strings.TrimRight(p, "0")+`,`)
+		time.Sleep(20 * time.Millisecond)
 	}
-	waitFor(t, func() bool { return testutil.ToFloat64(e.srv.serveMetricsEnded("slow")) >= 1 })
+	// The reading client was kept, and has every change up to the last.
+	fast.until(t, events.NamePrice, `"price_usd":`+strings.TrimRight(last, "0")+`,`)
+	waitFor(t, func() bool { return e.srv.openStreams() == 1 })
 	if open := e.srv.openStreams(); open != 1 {
 		t.Errorf("%d streams open, want the fast one alone", open)
 	}

@@ -136,7 +136,14 @@ func (s *Server) serveEvents(c *gin.Context) {
 		return
 	}
 	boundSendBuffer(c.Request.Context(), o.MaxPending)
-	rc := http.NewResponseController(w)
+	// The controller of net/http's own writer: Gin's Flush drops the
+	// error of a failed flush, and a subscriber that stopped reading must
+	// be seen as one.
+	var base http.ResponseWriter = w
+	if u, ok := w.(interface{ Unwrap() http.ResponseWriter }); ok {
+		base = u.Unwrap()
+	}
+	rc := http.NewResponseController(base)
 	// The server's read and write timeouts bound one answer; a stream is
 	// bounded by its maximum age, and each write by WriteTimeout.
 	_ = rc.SetReadDeadline(time.Time{})
