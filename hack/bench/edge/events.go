@@ -87,8 +87,11 @@ type eventsReport struct {
 	lat, first, last             []float64
 	missed                       int
 	delivered, cpuPerEvent       float64
-	ended                        int64
-	rows                         []edgeRow
+	// cpu and clientCPU are the edge's and the subscribers' (this
+	// process's) CPU seconds over the changes.
+	cpu, clientCPU float64
+	ended          int64
+	rows           []edgeRow
 }
 
 // edgeRow is one path of the edge row, with and without subscribers.
@@ -278,7 +281,7 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 			profiled <- saveProfile(ed.ops, "profile?seconds="+strconv.Itoa(max(1, o.changes*3/10)), o.cpuProfile)
 		}()
 	}
-	cpu0 := cpuTicks(ed.pid())
+	cpu0, self0 := cpuTicks(ed.pid()), selfCPU()
 	writes := make([]int64, o.changes)
 	ctx := context.Background()
 	for k := range o.changes {
@@ -297,7 +300,7 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // the last writes counted
-	cpu := float64(cpuTicks(ed.pid())-cpu0) / clockTicks
+	rep.cpu, rep.clientCPU = float64(cpuTicks(ed.pid())-cpu0)/clockTicks, selfCPU()-self0
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return nil, err
@@ -315,7 +318,7 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 	}
 	rep.delivered = after[mDelivered] - with[mDelivered]
 	if rep.delivered > 0 {
-		rep.cpuPerEvent = cpu * 1e6 / rep.delivered
+		rep.cpuPerEvent = rep.cpu * 1e6 / rep.delivered
 	}
 	for k := range o.changes {
 		first, last := math.Inf(1), 0.0
@@ -360,8 +363,18 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 	if rep.ended > 0 || int(final[mOpen]) != o.subscribers {
 		return nil, fmt.Errorf("%d streams ended during the run (the edge counts %.0f open, want %d)", rep.ended, final[mOpen], o.subscribers)
 	}
-	printEvents(w, o, rep, [3]map[string]float64{before, with, after}, cpu)
+	printEvents(w, o, rep, [3]map[string]float64{before, with, after})
 	return rep, nil
+}
+
+// selfCPU is this process's own user and system CPU time in seconds
+// (the subscribers; its children, the edges, are not counted).
+func selfCPU() float64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano()).Seconds()
 }
 
 // saveProfile writes the edge's /debug/pprof/<which> to path.
@@ -392,7 +405,7 @@ func quantile(v []float64, q float64) float64 {
 
 // printEvents prints the figures; rt are the edge's runtime series
 // before the subscribers, with them, and after the changes.
-func printEvents(w io.Writer, o eventsOptions, rep *eventsReport, rt [3]map[string]float64, cpu float64) {
+func printEvents(w io.Writer, o eventsOptions, rep *eventsReport, rt [3]map[string]float64) {
 	n := float64(o.subscribers)
 	fmt.Fprintf(w, "edge RSS: %.1f MiB before the subscribers, %.1f MiB with them (%.1f KiB per stream), %.1f MiB after the changes\n",
 		rep.rssBefore, rep.rssWith, (rep.rssWith-rep.rssBefore)*1024/n, rep.rssAfter)
@@ -412,8 +425,9 @@ func printEvents(w io.Writer, o eventsOptions, rep *eventsReport, rt [3]map[stri
 	fmt.Fprintf(w, "  per change, the first:   p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms  (Redis, the edge's read and render of the new view, the hub)\n",
 		quantile(firsts, .5), quantile(firsts, .99), quantile(firsts, 1))
 	fmt.Fprintf(w, "  per change, the last:    p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms\n", quantile(last, .5), quantile(last, .99), quantile(last, 1))
-	fmt.Fprintf(w, "CPU per delivered event: %.1f µs (edge utime+stime %.2f s over %.0f events delivered, %.2f per change and subscriber: price and market)\n",
-		rep.cpuPerEvent, cpu, rep.delivered, rep.delivered/n/float64(o.changes))
+	fmt.Fprintf(w, "CPU per delivered event: %.1f µs (edge utime+stime %.2f s over %.0f events delivered, %.2f per change and subscriber: price and market; the renders of the new views included)\n",
+		rep.cpuPerEvent, rep.cpu, rep.delivered, rep.delivered/n/float64(o.changes))
+	fmt.Fprintf(w, "  the subscribers (this process) used %.2f s of CPU meanwhile, on the same %d CPUs\n", rep.clientCPU, runtime.NumCPU())
 	rowOK := true
 	if len(rep.rows) > 0 {
 		fmt.Fprintf(w, "\nedge row (make bench's: wrk -t2 -c%d -d%s, %d interleaved rounds, medians), the edge with %d subscribers connected vs the same edge build without:\n",

@@ -42,7 +42,6 @@ type fleet struct {
 	closing atomic.Bool
 	mu      sync.Mutex
 	conns   []net.Conn
-	firstEr error
 	wg      sync.WaitGroup
 }
 
