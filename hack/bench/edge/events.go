@@ -235,8 +235,8 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 		defer ref.stop()
 	}
 	rep := &eventsReport{}
-	fmt.Fprintf(w, "make bench-events: %d subscribers of /api/events on one edge, 127.0.0.1, %d CPUs shared by the edge, the subscribers, Redis and wrk; EDGE_MAX_CONNECTIONS=%d EDGE_MAX_EVENT_STREAMS=%d, RLIMIT_NOFILE %d\n",
-		o.subscribers, runtime.NumCPU(), o.maxConns, o.maxStreams, limit)
+	fmt.Fprintf(w, "make bench-events: %d subscribers of /api/events on one edge, 127.0.0.1, %d CPUs shared by the edge, the subscribers, Redis and wrk; EDGE_MAX_CONNECTIONS=%d EDGE_MAX_EVENT_STREAMS=%d, RLIMIT_NOFILE %d; load average %s\n",
+		o.subscribers, runtime.NumCPU(), o.maxConns, o.maxStreams, limit, loadAvg())
 
 	time.Sleep(500 * time.Millisecond) // the edge's first view and events in
 	rep.rssBefore = rssMB(ed.pid())
@@ -364,7 +364,18 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 		return nil, fmt.Errorf("%d streams ended during the run (the edge counts %.0f open, want %d)", rep.ended, final[mOpen], o.subscribers)
 	}
 	printEvents(w, o, rep, [3]map[string]float64{before, with, after})
+	fmt.Fprintf(w, "\nload average at the end: %s (the figures above are this machine's, shared with whatever else ran)\n", loadAvg())
 	return rep, nil
+}
+
+// loadAvg is the machine's 1, 5 and 15 minute load averages: a loaded
+// machine moves latency and throughput, not memory.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // selfCPU is this process's own user and system CPU time in seconds

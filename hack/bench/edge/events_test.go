@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"math"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"strconv"
@@ -87,7 +88,7 @@ func TestFleetRead(t *testing.T) {
 	}
 	chunked.WriteString("0\r\n\r\n")
 	f := newFleet("", 1, []float64{0.00001235, 0.00001236}, time.Now())
-	f.read(0, bufio.NewReader(&chunked))
+	f.read(0, httputil.NewChunkedReader(bufio.NewReader(&chunked)))
 	if f.events.Load() != 3 || f.ready.Load() != 1 {
 		t.Errorf("%d events, %d ready: want 3, 1", f.events.Load(), f.ready.Load())
 	}

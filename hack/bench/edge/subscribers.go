@@ -98,8 +98,10 @@ func (f *fleet) connect(n, parallel int, timeout time.Duration) error {
 	return nil
 }
 
-// open dials the edge, asks for the stream and reads the answer's head.
-func (f *fleet) open(timeout time.Duration) (*bufio.Reader, error) {
+// open dials the edge, asks for the stream and reads the answer's head;
+// it returns the body: chunked, or up to the close when the answer says
+// Connection: close.
+func (f *fleet) open(timeout time.Duration) (io.Reader, error) {
 	c, err := net.DialTimeout("tcp", f.addr, timeout)
 	if err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func (f *fleet) open(timeout time.Duration) (*bufio.Reader, error) {
 	if !bytes.HasPrefix(status, []byte("HTTP/1.1 200 ")) {
 		return nil, fmt.Errorf("answered %q", bytes.TrimSpace(status))
 	}
-	chunked := false
+	chunked, closes := false, false
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -133,20 +135,26 @@ func (f *fleet) open(timeout time.Duration) (*bufio.Reader, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			break
 		}
-		if bytes.EqualFold(bytes.TrimSpace(line), []byte("Transfer-Encoding: chunked")) {
+		switch h := bytes.TrimSpace(line); {
+		case bytes.EqualFold(h, []byte("Transfer-Encoding: chunked")):
 			chunked = true
+		case bytes.EqualFold(h, []byte("Connection: close")):
+			closes = true
 		}
 	}
-	if !chunked {
-		return nil, errors.New("the stream is not chunked")
-	}
 	_ = c.SetDeadline(time.Time{})
-	return br, nil
+	switch {
+	case chunked:
+		return httputil.NewChunkedReader(br), nil
+	case closes:
+		return br, nil
+	}
+	return nil, errors.New("the stream is neither chunked nor ended by the close")
 }
 
-// read parses the stream until it ends.
-func (f *fleet) read(i int, conn *bufio.Reader) {
-	r := bufio.NewReaderSize(httputil.NewChunkedReader(conn), 4096)
+// read parses the stream's body until it ends.
+func (f *fleet) read(i int, body io.Reader) {
+	r := bufio.NewReaderSize(body, 4096)
 	var (
 		name     []byte
 		nameBuf  [16]byte
