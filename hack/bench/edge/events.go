@@ -91,7 +91,11 @@ type eventsReport struct {
 	// process's) CPU seconds over the changes.
 	cpu, clientCPU float64
 	ended          int64
-	rows           []edgeRow
+	// fanoutFirst is what the edge's event_fanout_seconds counted while
+	// the subscribers connected (their first events are not fan-out: 0);
+	// fanoutChanges over the changes (each event delivered).
+	fanoutFirst, fanoutChanges float64
+	rows                       []edgeRow
 }
 
 // edgeRow is one path of the edge row, with and without subscribers.
@@ -189,9 +193,10 @@ const (
 	mHeap       = "go_memstats_heap_inuse_bytes"
 	mOpen       = "tokendata_edge_event_streams_open"
 	mDelivered  = "tokendata_edge_events_delivered_total"
+	mFanout     = "tokendata_edge_event_fanout_seconds_count"
 )
 
-var runtimeSeries = []string{mGoroutines, mStacks, mHeap, mOpen, mDelivered}
+var runtimeSeries = []string{mGoroutines, mStacks, mHeap, mOpen, mDelivered, mFanout}
 
 // changePrice is the price of change k: a new value each time, near the
 // fixtures' (0.00001234).
@@ -317,6 +322,7 @@ func runEvents(o eventsOptions, w io.Writer) (*eventsReport, error) {
 		}
 	}
 	rep.delivered = after[mDelivered] - with[mDelivered]
+	rep.fanoutFirst, rep.fanoutChanges = with[mFanout]-before[mFanout], after[mFanout]-with[mFanout]
 	if rep.delivered > 0 {
 		rep.cpuPerEvent = rep.cpu * 1e6 / rep.delivered
 	}

@@ -57,6 +57,12 @@ func TestEventsBench(t *testing.T) {
 	if rep.delivered < float64(2*o.subscribers*o.changes) {
 		t.Errorf("the edge delivered %.0f events, want at least %d", rep.delivered, 2*o.subscribers*o.changes)
 	}
+	// event_fanout_seconds: the events each change delivered, not the
+	// first events of a new stream
+	if rep.fanoutFirst != 0 || rep.fanoutChanges != rep.delivered {
+		t.Errorf("event_fanout_seconds counted %.0f while the subscribers connected (want 0), %.0f over the changes (want %.0f)",
+			rep.fanoutFirst, rep.fanoutChanges, rep.delivered)
+	}
 	if rep.rssBefore <= 0 || rep.rssWith <= 0 {
 		t.Errorf("RSS before %.1f MiB, with %.1f MiB", rep.rssBefore, rep.rssWith)
 	}
