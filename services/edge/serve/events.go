@@ -153,7 +153,9 @@ func (s *Server) serveEvents(c *gin.Context) {
 	buf = append(buf, "retry: "...)
 	buf = strconv.AppendInt(buf, retry.Milliseconds(), 10)
 	buf = append(buf, "\n\n"...)
-	if !s.sendEvents(w, rc, buf, first) {
+	// The first events (the snapshot of a new client, or what a resuming
+	// one missed) were published before it came: not fan-out.
+	if !s.sendEvents(w, rc, buf, first, false) {
 		m.ended.WithLabelValues(endSlow).Inc()
 		return
 	}
@@ -173,7 +175,7 @@ func (s *Server) serveEvents(c *gin.Context) {
 			return
 		}
 		if len(evs) > 0 {
-			if !s.sendEvents(w, rc, nil, evs) {
+			if !s.sendEvents(w, rc, nil, evs, true) {
 				m.ended.WithLabelValues(endSlow).Inc()
 				return
 			}
@@ -183,7 +185,7 @@ func (s *Server) serveEvents(c *gin.Context) {
 		select {
 		case <-wake:
 		case <-beat.C:
-			if !s.sendEvents(w, rc, heartbeat, nil) {
+			if !s.sendEvents(w, rc, heartbeat, nil, false) {
 				m.ended.WithLabelValues(endSlow).Inc()
 				return
 			}
@@ -229,8 +231,9 @@ func boundSendBuffer(ctx context.Context, maxPending int64) {
 var heartbeat = []byte(": heartbeat\n\n")
 
 // sendEvents writes prefix and evs, each within WriteTimeout, and
-// flushes; false when the client could not take them.
-func (s *Server) sendEvents(w gin.ResponseWriter, rc *http.ResponseController, prefix []byte, evs []*events.Event) bool {
+// flushes; false when the client could not take them. With fanout, the
+// time since each event's publication goes to event_fanout_seconds.
+func (s *Server) sendEvents(w gin.ResponseWriter, rc *http.ResponseController, prefix []byte, evs []*events.Event, fanout bool) bool {
 	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.Events.WriteTimeout))
 	if len(prefix) > 0 {
 		if _, err := w.Write(prefix); err != nil {
@@ -249,8 +252,10 @@ func (s *Server) sendEvents(w gin.ResponseWriter, rc *http.ResponseController, p
 		now := time.Now()
 		m := s.metrics.ev
 		m.delivered.Add(float64(len(evs)))
-		for _, e := range evs {
-			m.fanout.Observe(now.Sub(e.At).Seconds())
+		if fanout {
+			for _, e := range evs {
+				m.fanout.Observe(now.Sub(e.At).Seconds())
+			}
 		}
 	}
 	return true
