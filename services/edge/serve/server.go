@@ -129,7 +129,6 @@ func (s *Server) APIServer(l net.Listener) *lifecycle.Server {
 		MaxHeaderBytes:               s.cfg.MaxHeaderBytes,
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnContext:                  withConn, // a stream bounds its socket's send buffer (events.go)
 	}
 	s.conns.keepAlives = srv.SetKeepAlivesEnabled
 	if hub := s.cfg.Events.Hub; hub != nil {
