@@ -188,10 +188,13 @@ func (s *Server) stream(nc net.Conn, head []byte, first []*events.Event, cur eve
 	}
 	age := time.NewTimer(jitter(o.MaxAge, 0.1))
 	defer age.Stop()
-	// Heartbeats ±10 %: an event resets every stream's, and they would
-	// all fall due in the same instant.
+	// A heartbeat falls due a heartbeat (±10 %, so that the streams an
+	// event woke do not all beat in the same instant) after the last
+	// write. The timer is not reset per event (10,000 timer updates a
+	// change): when it fires after a write, it waits out the rest.
 	beat := time.NewTimer(jitter(o.Heartbeat, 0.1))
 	defer beat.Stop()
+	lastWrite := time.Now()
 	for {
 		evs, wake, err := o.Hub.Next(&cur, uint64(o.MaxPending))
 		switch {
@@ -207,18 +210,23 @@ func (s *Server) stream(nc net.Conn, head []byte, first []*events.Event, cur eve
 				m.ended.WithLabelValues(endSlow).Inc()
 				return
 			}
-			beat.Reset(jitter(o.Heartbeat, 0.1))
+			lastWrite = time.Now()
 			continue
 		}
 		select {
 		case <-wake:
 		case <-beat.C:
+			if idle := time.Since(lastWrite); idle < o.Heartbeat*9/10 {
+				beat.Reset(jitter(o.Heartbeat, 0.1) - idle)
+				continue
+			}
 			if !s.send(sock, heartbeat, nil, false) {
 				// Nothing was pending: the client is gone (or has read
 				// nothing for a whole write timeout).
 				m.ended.WithLabelValues(endClient).Inc()
 				return
 			}
+			lastWrite = time.Now()
 			beat.Reset(jitter(o.Heartbeat, 0.1))
 		case <-age.C:
 			m.ended.WithLabelValues(endMaxAge).Inc()
