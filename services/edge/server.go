@@ -55,7 +55,7 @@ type Server struct {
 	mirror *mirror.Mirror
 	serve  *serve.Server
 
-	// hub is the stream of changes (events.go); published wakes its
+	// hub is the stream of changes (feed.go); published wakes its
 	// feed, lastVerdict is the status verdict it offered last.
 	hub         *events.Hub
 	published   chan struct{}
