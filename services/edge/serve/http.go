@@ -143,7 +143,7 @@ var (
 	hdrExposeHeaders = answer.One("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id, Content-Digest, Signature-Input, Signature")
 	hdrNoSniff       = answer.One("nosniff")
 	hdrAllowMethods  = answer.One(answer.AllowedMethods)
-	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")
+	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id, Last-Event-ID")
 	hdrNoStore       = answer.One(answer.NoStore)
 )
 
