@@ -358,6 +358,17 @@ func TestEventsStreamCap(t *testing.T) {
 		resp.Header.Get("Retry-After") == "" || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("third stream: %d %v %s", resp.StatusCode, resp.Header, b)
 	}
+	// HEAD gets the stream's headers and no stream; a preflight allows
+	// Last-Event-ID, which EventSource sends when it reconnects.
+	head := e.do(http.MethodHead, view.PathEvents)
+	if head.Code != http.StatusServiceUnavailable { // the two streams above are open
+		t.Errorf("HEAD at the cap: %d", head.Code)
+	}
+	pre := e.do(http.MethodOptions, view.PathEvents, "Origin", "https://dashboard.example",
+		"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "last-event-id")
+	if pre.Code != http.StatusNoContent || !strings.Contains(pre.Header().Get("Access-Control-Allow-Headers"), "Last-Event-ID") {
+		t.Errorf("preflight: %d %v", pre.Code, pre.Header())
+	}
 	cfg := DefaultConfig()
 	cfg.MaxConnections, cfg.MaxEventStreams = 100, 100
 	if _, err := resolveConnCap(&cfg); err == nil || !strings.Contains(err.Error(), "EDGE_MAX_EVENT_STREAMS") {
@@ -394,6 +405,10 @@ func TestEventsHeartbeatAndMaxAge(t *testing.T) {
 	}
 	if s.Comments < 3 {
 		t.Errorf("%d heartbeats in about 1.5 s at one each 100 ms", s.Comments)
+	}
+	head := e.do(http.MethodHead, view.PathEvents)
+	if head.Code != http.StatusOK || head.Header().Get("Content-Type") != "text/event-stream; charset=utf-8" || head.Body.Len() != 0 {
+		t.Errorf("HEAD: %d %v %q", head.Code, head.Header(), head.Body.String())
 	}
 	r := subscribe(t, e.url, s.LastID)
 	select {
