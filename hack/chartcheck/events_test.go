@@ -420,3 +420,44 @@ func TestEventsStreamCap(t *testing.T) {
 		again.cancel()
 	}
 }
+
+// TestEventsThroughVarnish: /api/events through Debian's Varnish with its
+// default VCL (the CDN trial's): every event at once, heartbeats passed
+// on, and two streams open at once each reach the edge (the edge's
+// no-store makes the stream a hit-for-miss object: never cached, never
+// held behind another request). docs/cdn.md says what a CDN needs.
+func TestEventsThroughVarnish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs Varnish in front of a running edge")
+	}
+	varnishd := findVarnishd(t)
+	edge := startStandalone(t, "EDGE_EVENT_HEARTBEAT=300ms")
+	counter := startCountingProxy(t, edge.url)
+	cdn, _ := startVarnish(t, varnishd, counter.addr)
+	var open []*eventStream
+	for i := range 2 {
+		s := openStream(t, cdn+"/api/events", http.Header{"Accept-Encoding": {"gzip"}})
+		if s.resp.StatusCode != http.StatusOK || s.resp.Header.Get("Content-Encoding") != "" ||
+			s.resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("stream %d through Varnish: %d, Content-Encoding %q, Access-Control-Allow-Origin %q", i+1, s.resp.StatusCode,
+				s.resp.Header.Get("Content-Encoding"), s.resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+		seen := map[string]bool{}
+		for !seen["supply"] || !seen["price"] || !seen["market"] {
+			e, ok := s.next(t, 5*time.Second)
+			if !ok {
+				t.Fatalf("stream %d (%d open) through Varnish: events %v within 5 s, want supply, price and market at once", i+1, len(open), seen)
+			}
+			seen[e.Name] = true
+		}
+		open = append(open, s)
+	}
+	if n := counter.count("/api/events"); n != 2 {
+		t.Errorf("two streams through Varnish reached the edge %d times, want 2", n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); open[0].comments.Load() < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d heartbeats through Varnish in 10 s with EDGE_EVENT_HEARTBEAT=300ms", open[0].comments.Load())
+		}
+	}
+}
