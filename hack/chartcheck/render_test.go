@@ -1024,7 +1024,7 @@ func testEventsLocation(t *testing.T, s Set, readTimeout string, maxStreams int)
 	body := loc[1]
 	want := []string{"proxy_pass http://edge;", "proxy_http_version 1.1;", `proxy_set_header Connection "";`,
 		"proxy_buffering off;", "proxy_cache off;", "gzip off;", `proxy_set_header Accept-Encoding "";`,
-		"proxy_read_timeout " + readTimeout + ";"}
+		"proxy_read_timeout " + readTimeout + ";", "send_timeout 60s;"}
 	if maxStreams > 0 {
 		want = append(want, fmt.Sprintf("limit_conn tokendata_events %d;", maxStreams), "limit_conn_status 503;")
 	}
