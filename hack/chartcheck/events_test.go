@@ -33,6 +33,8 @@ const supplyPoll = time.Second
 // burnBound is the generous bound on a burn reaching a client of
 // /api/events through the cache tier (the target is p99 <= 2 s;
 // this is an assertion under -race on a busy machine, not the target).
+// While a burn waits for a poll it includes two polls; with the
+// subscription in and supplyPoll at 60 s, make it 10 s flat.
 const burnBound = 2*supplyPoll + 8*time.Second
 
 // burns is how many burns the ledger-to-client figures are taken over.
