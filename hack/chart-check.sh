@@ -7,7 +7,8 @@
 #    structured-merge-diff schema + the Go types of the CRD kinds), the
 #    policies, each conditional of the chart, golden renders; and the cache
 #    tier's nginx config run for real (Debian's nginx) in front of a running
-#    standalone edge; the CDN trial (Debian's varnish with its default VCL
+#    standalone edge, /api/events through it (burns on the simulated ledger
+#    to a client, and to a headless Chromium EventSource of another origin); the CDN trial (Debian's varnish with its default VCL
 #    in front of a running edge, under load: hit ratio, age bound, codings,
 #    errors never cached; docs/cdn.md); the dashboards and alert rules linted, and checked
 #    against a real Prometheus (Debian's) scraping running standalones;
@@ -21,7 +22,7 @@
 #  - promtool check rules and promtool test rules on the alert rules file
 #    the chart ships (charts/tokendata/files/alerts).
 # Installs what it needs when missing (nginx, prometheus with promtool,
-# etcd, varnish; helm, kube-apiserver and kubectl are built from their pinned modules
+# etcd, varnish, chromium; helm, kube-apiserver and kubectl are built from their pinned modules
 # into .bin/, once per pin).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

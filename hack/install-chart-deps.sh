@@ -6,7 +6,9 @@
 # Debian's etcd-server, the store of the kube-apiserver the API-server check
 # runs (hack/build-kube.sh builds kube-apiserver and kubectl), and Debian's
 # varnish, the shared cache not of this project that the CDN check puts in
-# front of a running edge with its default VCL.
+# front of a running edge with its default VCL, and Debian's chromium, whose
+# EventSource reads /api/events from another origin through the cache tier
+# (TestEventsInBrowserThroughCacheTier).
 # Idempotent and quick when everything is present. Debian packages need
 # root (CI is root). The packages' services are not started: the tests
 # start their own nginx, prometheus, etcd and varnishd on free loopback
@@ -25,6 +27,9 @@ etcd_bin() {
 varnishd_bin() {
   command -v varnishd 2>/dev/null || { [ -x /usr/sbin/varnishd ] && echo /usr/sbin/varnishd; } || true
 }
+chromium_bin() {
+  command -v chromium 2>/dev/null || true
+}
 prometheus_bin() {
   command -v prometheus 2>/dev/null || { [ -x /usr/bin/prometheus ] && echo /usr/bin/prometheus; } || true
 }
@@ -41,6 +46,9 @@ if [ -z "$(etcd_bin)" ]; then
 fi
 if [ -z "$(varnishd_bin)" ]; then
   missing+=(varnish)
+fi
+if [ -z "$(chromium_bin)" ]; then
+  missing+=(chromium)
 fi
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
@@ -72,13 +80,14 @@ trap cleanup EXIT
 
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-for b in nginx promtool prometheus etcd varnishd; do
+for b in nginx promtool prometheus etcd varnishd chromium; do
   case "$b" in
     nginx) p="$(nginx_bin)" ;;
     promtool) p="$(promtool_bin)" ;;
     prometheus) p="$(prometheus_bin)" ;;
     etcd) p="$(etcd_bin)" ;;
     varnishd) p="$(varnishd_bin)" ;;
+    chromium) p="$(chromium_bin)" ;;
   esac
   if [ -z "$p" ]; then
     echo "install-chart-deps: $b still missing after apt-get install" >&2

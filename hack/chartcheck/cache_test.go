@@ -548,14 +548,18 @@ func startCountingProxy(t *testing.T, edge string) *countingProxy {
 
 // nginxConfig renders the chart's cache ConfigMap with only the addresses
 // and paths changed through values, and returns its nginx.conf.
-func nginxConfig(t *testing.T, listen, upstream, dir string) string {
+func nginxConfig(t *testing.T, listen, upstream, dir string, values ...string) string {
 	t.Helper()
 	lhost, lport, _ := net.SplitHostPort(listen)
 	uhost, uport, _ := net.SplitHostPort(upstream)
-	out, err := chart.Template("--show-only", "templates/cache.yaml",
-		"--set", "cache.nginx.listenAddress="+lhost, "--set", "cache.port="+lport,
-		"--set", "cache.nginx.upstream.host="+uhost, "--set", "cache.nginx.upstream.port="+uport,
-		"--set", "cache.nginx.cachePath="+filepath.Join(dir, "cache"), "--set", "cache.nginx.tmpPath="+filepath.Join(dir, "tmp"))
+	args := []string{"--show-only", "templates/cache.yaml",
+		"--set", "cache.nginx.listenAddress=" + lhost, "--set", "cache.port=" + lport,
+		"--set", "cache.nginx.upstream.host=" + uhost, "--set", "cache.nginx.upstream.port=" + uport,
+		"--set", "cache.nginx.cachePath=" + filepath.Join(dir, "cache"), "--set", "cache.nginx.tmpPath=" + filepath.Join(dir, "tmp")}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	out, err := chart.Template(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,9 +578,9 @@ func nginxConfig(t *testing.T, listen, upstream, dir string) string {
 	return ""
 }
 
-// startNginx runs nginx in the foreground with the chart's config and
-// returns its base URL.
-func startNginx(t *testing.T, nginx, upstream string) string {
+// startNginx runs nginx in the foreground with the chart's config (values
+// more chart values, name=value) and returns its base URL.
+func startNginx(t *testing.T, nginx, upstream string, values ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"cache", "tmp"} {
@@ -595,7 +599,7 @@ func startNginx(t *testing.T, nginx, upstream string) string {
 	}
 	listen := freeAddr(t)
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConfig(t, listen, upstream, dir)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(nginxConfig(t, listen, upstream, dir, values...)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(nginx, "-t", "-q", "-c", conf, "-e", "stderr", "-p", dir).CombinedOutput(); err != nil {

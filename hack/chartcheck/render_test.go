@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current chart")
@@ -449,10 +450,39 @@ func TestConditionals(t *testing.T) {
 				t.Errorf("ingress to %s class %s, want the cache tier, nginx", b.Name, *spec.IngressClassName)
 			}
 		}},
-		{"gateway", []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw"}, func(t *testing.T, s Set) {
-			if !has(s, "HTTPRoute", "t-tokendata") {
-				t.Error("no HTTPRoute")
+		{"ingress of the events stream", []string{"--set", "ingress.enabled=true", "--set", "ingress.className=nginx",
+			"--set", "ingress.annotations.cert-manager\\.io/cluster-issuer=le", "--set", "ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/whitelist-source-range=10.0.0.0/8",
+			"--set", "ingress.tls[0].secretName=api-tls", "--set", "ingress.tls[0].hosts[0]=api.example.com"}, func(t *testing.T, s Set) {
+			testEventsIngress(t, s)
+		}},
+		{"ingress of the events stream off", []string{"--set", "ingress.enabled=true", "--set", "ingress.events.enabled=false"}, func(t *testing.T, s Set) {
+			if has(s, "Ingress", "t-tokendata-events") || !has(s, "Ingress", "t-tokendata") {
+				t.Error("want the main Ingress only")
 			}
+		}},
+		{"gateway", []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw"}, func(t *testing.T, s Set) {
+			testEventsRoute(t, s, "1h", "1h")
+		}},
+		{"gateway, events timeouts disabled", []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw",
+			"--set", "gatewayAPI.events.timeouts.request=0s", "--set", "gatewayAPI.events.timeouts.backendRequest=0s"}, func(t *testing.T, s Set) {
+			testEventsRoute(t, s, "0s", "0s")
+		}},
+		{"gateway, events rule off", []string{"--set", "gatewayAPI.enabled=true", "--set", "gatewayAPI.parentRefs[0].name=gw", "--set", "gatewayAPI.events.enabled=false"}, func(t *testing.T, s Set) {
+			r, ok := s.Get("HTTPRoute", "t-tokendata")
+			if !ok {
+				t.Fatal("no HTTPRoute")
+			}
+			for _, rule := range r.Typed.(*gatewayv1.HTTPRoute).Spec.Rules {
+				if rule.Timeouts != nil || (len(rule.Matches) == 1 && *rule.Matches[0].Path.Value == "/api/events") {
+					t.Errorf("a rule for the events stream: %+v", rule)
+				}
+			}
+		}},
+		{"cache tier: the events stream", nil, func(t *testing.T, s Set) {
+			testEventsLocation(t, s, "1h", 256)
+		}},
+		{"cache tier: the events stream, values", []string{"--set", "cache.nginx.events.readTimeout=2h", "--set", "cache.nginx.events.maxStreams=0"}, func(t *testing.T, s Set) {
+			testEventsLocation(t, s, "2h", 0)
 		}},
 		{"monitoring", []string{"--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboards.enabled=true"}, func(t *testing.T, s Set) {
 			if !has(s, "ServiceMonitor", "t-tokendata") || !has(s, "PrometheusRule", "t-tokendata") {
@@ -904,4 +934,111 @@ func volume(spec corev1.PodSpec, name string) (corev1.Volume, bool) {
 		}
 	}
 	return corev1.Volume{}, false
+}
+
+// testEventsIngress checks the Ingress of /api/events: Exact on every
+// host of the main one, to the cache tier, with ingress-nginx's stream
+// annotations and the main Ingress's own, but not cert-manager's; the
+// same TLS; the main Ingress without the stream annotations.
+func testEventsIngress(t *testing.T, s Set) {
+	t.Helper()
+	main, ok := s.Get("Ingress", "t-tokendata")
+	ev, ok2 := s.Get("Ingress", "t-tokendata-events")
+	if !ok || !ok2 {
+		t.Fatalf("Ingresses: main %v, events %v", ok, ok2)
+	}
+	m, e := main.Typed.(*networkingv1.Ingress), ev.Typed.(*networkingv1.Ingress)
+	for k, want := range map[string]string{
+		"nginx.ingress.kubernetes.io/proxy-read-timeout":     "3600",
+		"nginx.ingress.kubernetes.io/proxy-send-timeout":     "3600",
+		"nginx.ingress.kubernetes.io/proxy-buffering":        "off",
+		"nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+	} {
+		if got := e.Annotations[k]; got != want {
+			t.Errorf("events Ingress: %s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := e.Annotations["cert-manager.io/cluster-issuer"]; ok {
+		t.Error("events Ingress carries cert-manager's annotation: two Ingresses would ask for one certificate")
+	}
+	if _, ok := m.Annotations["nginx.ingress.kubernetes.io/proxy-buffering"]; ok || m.Annotations["cert-manager.io/cluster-issuer"] != "le" {
+		t.Errorf("main Ingress annotations %v: want its own only", m.Annotations)
+	}
+	if *e.Spec.IngressClassName != "nginx" || len(e.Spec.TLS) != 1 || e.Spec.TLS[0].SecretName != "api-tls" {
+		t.Errorf("events Ingress class %v, TLS %+v: want the main one's", e.Spec.IngressClassName, e.Spec.TLS)
+	}
+	if len(e.Spec.Rules) != len(m.Spec.Rules) {
+		t.Fatalf("events Ingress has %d rules, the main one %d", len(e.Spec.Rules), len(m.Spec.Rules))
+	}
+	for i, r := range e.Spec.Rules {
+		p := r.HTTP.Paths
+		if r.Host != m.Spec.Rules[i].Host || len(p) != 1 || p[0].Path != "/api/events" || *p[0].PathType != networkingv1.PathTypeExact ||
+			p[0].Backend.Service.Name != "t-tokendata-cache" || p[0].Backend.Service.Port.Number != 8080 {
+			t.Errorf("events Ingress rule %d: %s %+v, want /api/events Exact to the cache tier", i, r.Host, p)
+		}
+	}
+}
+
+// testEventsRoute checks the HTTPRoute's rule of /api/events: first,
+// Exact, with the timeouts, to the cache tier; no other rule has any.
+func testEventsRoute(t *testing.T, s Set, request, backend string) {
+	t.Helper()
+	r, ok := s.Get("HTTPRoute", "t-tokendata")
+	if !ok {
+		t.Fatal("no HTTPRoute")
+	}
+	rules := r.Typed.(*gatewayv1.HTTPRoute).Spec.Rules
+	if len(rules) != 2 {
+		t.Fatalf("%d rules, want the events rule and the API's", len(rules))
+	}
+	ev := rules[0]
+	if len(ev.Matches) != 1 || *ev.Matches[0].Path.Type != gatewayv1.PathMatchExact || *ev.Matches[0].Path.Value != "/api/events" {
+		t.Errorf("first rule matches %+v, want /api/events Exact", ev.Matches)
+	}
+	if ev.Timeouts == nil || ev.Timeouts.Request == nil || string(*ev.Timeouts.Request) != request ||
+		ev.Timeouts.BackendRequest == nil || string(*ev.Timeouts.BackendRequest) != backend {
+		t.Errorf("events rule timeouts %+v, want request %s, backendRequest %s", ev.Timeouts, request, backend)
+	}
+	if len(ev.BackendRefs) != 1 || ev.BackendRefs[0].Name != "t-tokendata-cache" {
+		t.Errorf("events rule backends %+v, want the cache tier", ev.BackendRefs)
+	}
+	if rules[1].Timeouts != nil {
+		t.Errorf("the API's rule has timeouts %+v", rules[1].Timeouts)
+	}
+}
+
+// testEventsLocation checks the cache tier's location of /api/events:
+// unbuffered, uncached, uncompressed, with the read timeout, and the
+// stream cap when maxStreams > 0.
+func testEventsLocation(t *testing.T, s Set, readTimeout string, maxStreams int) {
+	t.Helper()
+	cm, ok := s.Get("ConfigMap", "t-tokendata-cache")
+	if !ok {
+		t.Fatal("no cache ConfigMap")
+	}
+	conf := cm.Typed.(*corev1.ConfigMap).Data["nginx.conf"]
+	loc := regexp.MustCompile(`(?s)location = /api/events \{(.*?)\n        \}`).FindStringSubmatch(conf)
+	if loc == nil {
+		t.Fatal("no location = /api/events")
+	}
+	body := loc[1]
+	want := []string{"proxy_pass http://edge;", "proxy_http_version 1.1;", `proxy_set_header Connection "";`,
+		"proxy_buffering off;", "proxy_cache off;", "gzip off;", `proxy_set_header Accept-Encoding "";`,
+		"proxy_read_timeout " + readTimeout + ";", "send_timeout 60s;"}
+	if maxStreams > 0 {
+		want = append(want, fmt.Sprintf("limit_conn tokendata_events %d;", maxStreams), "limit_conn_status 503;")
+	}
+	for _, d := range want {
+		if !strings.Contains(body, d) {
+			t.Errorf("location = /api/events lacks %q:\n%s", d, body)
+		}
+	}
+	for _, d := range []string{"proxy_cache tokendata", "proxy_cache_key"} {
+		if strings.Contains(body, d) {
+			t.Errorf("location = /api/events has %q", d)
+		}
+	}
+	if maxStreams == 0 && (strings.Contains(conf, "limit_conn") || strings.Contains(conf, "@events_busy")) {
+		t.Error("maxStreams 0: the stream cap is still rendered")
+	}
 }

@@ -220,7 +220,7 @@ func hostileEdge(t *testing.T, r *running) string {
 // that reaches out on its own, and records console messages, log
 // entries, exceptions, dialogs and every request. The token's logo is
 // answered by the test.
-func newBrowser(t *testing.T, chrome, logo string) (context.Context, *browserEvents) {
+func newBrowser(t *testing.T, chrome, logo string, refused ...string) (context.Context, *browserEvents) {
 	t.Helper()
 	// The profile is removed after the browser is gone (t.TempDir's own
 	// cleanup can race its last writes).
@@ -252,6 +252,10 @@ func newBrowser(t *testing.T, chrome, logo string) (context.Context, *browserEve
 		}
 		t.Errorf("the browser profile %s could not be removed", profile)
 	})
+	patterns := []*cdpfetch.RequestPattern{{URLPattern: logo}}
+	for _, u := range refused {
+		patterns = append(patterns, &cdpfetch.RequestPattern{URLPattern: u})
+	}
 	ev := &browserEvents{}
 	chromedp.ListenTarget(ctx, func(e any) {
 		switch e := e.(type) {
@@ -274,10 +278,17 @@ func newBrowser(t *testing.T, chrome, logo string) (context.Context, *browserEve
 		case *cdpfetch.EventRequestPaused:
 			go func() {
 				c := chromedp.FromContext(ctx)
-				err := cdpfetch.FulfillRequest(e.RequestID, 200).
+				f := cdpfetch.FulfillRequest(e.RequestID, 200).
 					WithResponseHeaders([]*cdpfetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
-					WithBody(base64.StdEncoding.EncodeToString([]byte(logoSVG))).
-					Do(cdp.WithExecutor(ctx, c.Target))
+					WithBody(base64.StdEncoding.EncodeToString([]byte(logoSVG)))
+				if e.Request.URL != logo {
+					// A refused URL: the edge's answer past EDGE_MAX_EVENT_STREAMS.
+					f = cdpfetch.FulfillRequest(e.RequestID, 503).
+						WithResponseHeaders([]*cdpfetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"},
+							{Name: "Cache-Control", Value: "no-store"}, {Name: "Retry-After", Value: "30"}}).
+						WithBody(base64.StdEncoding.EncodeToString([]byte(`{"error":{"code":"too_many_streams","message":"busy","status":503}}`)))
+				}
+				err := f.Do(cdp.WithExecutor(ctx, c.Target))
 				if err != nil && ctx.Err() == nil {
 					ev.add(&ev.problems, "answering the logo: %v", err)
 				}
@@ -285,7 +296,7 @@ func newBrowser(t *testing.T, chrome, logo string) (context.Context, *browserEve
 		}
 	})
 	if err := chromedp.Run(ctx, cdplog.Enable(), runtime.Enable(), network.Enable(),
-		cdpfetch.Enable().WithPatterns([]*cdpfetch.RequestPattern{{URLPattern: logo}}),
+		cdpfetch.Enable().WithPatterns(patterns),
 		chromedp.ActionFunc(func(ctx context.Context) error {
 			_, err := page.AddScriptToEvaluateOnNewDocument(cspProbe).Do(ctx)
 			return err

@@ -81,6 +81,7 @@ type portalPage struct {
 	RenderedAt                    string
 	CSS, JS, Icon                 string
 	APIMarket, APIStatus, APIDocs string
+	APIEvents                     string
 }
 
 // portalPair is an official pair of the token file, with what the
@@ -111,7 +112,7 @@ func (r *renderer) portalPage() *portalPage {
 		Links: t.Links, Exchanges: t.Exchanges, MaxDisclosed: t.MaxSupplyDisclosed(),
 		RenderedAt: r.now.UTC().Format("2006-01-02 15:04:05 UTC"),
 		CSS:        r.Assets.css.Path, JS: r.Assets.js.Path, Icon: r.Assets.icon.Path,
-		APIMarket: PathMarket, APIStatus: PathStatus, APIDocs: PathOpenAPI,
+		APIMarket: PathMarket, APIStatus: PathStatus, APIDocs: PathOpenAPI, APIEvents: PathEvents,
 		History: chart.RenderHistory(r.portalHistory())}
 	if logoOrigin(t.Logo) != "" {
 		p.Logo = t.Logo

@@ -1,13 +1,24 @@
 // The portal's one script (script-src 'self'; no eval, no inline code).
-// The page is complete without it: it refreshes the figures from
-// /api/market every 30 seconds while the tab is visible, and makes the
-// copy buttons work. Numbers stay exact: JSON numbers are read from their
-// source text (JSON.parse's reviver context), never through a float; a
-// browser that cannot do that keeps the figures the server rendered.
+// The page is complete without it: while the tab is visible it updates the
+// figures from the event stream /api/events (each market event carries the
+// /api/market body, which holds every figure of the page), and falls back
+// to reading /api/market every 30 seconds when the browser has no
+// EventSource, when the stream fails for good (a 503 too_many_streams: the
+// browser does not retry it), or when no market event came for 90 seconds
+// (the market changes every minute; the stream's heartbeats are not
+// visible to a script);
+// it also makes the copy buttons work. Numbers stay exact: JSON numbers
+// are read from their source text (JSON.parse's reviver context), never
+// through a float; a browser that cannot do that keeps the figures the
+// server rendered.
 (function () {
   "use strict";
   var PERIOD = 30000;
+  var QUIET = 90000;
+  var STREAM = "/api/events";
   var timer = null;
+  var stream = null;
+  var lastEvent = 0; // when the last market event came (ms)
 
   function exactJSONSupported() {
     try {
@@ -108,11 +119,52 @@
       .catch(function () { /* offline or the API unreachable: keep the figures shown */ });
   }
 
+  // tick is the poll: skipped while the stream delivers market events.
+  function tick() {
+    if (Date.now() - lastEvent < QUIET) { return; }
+    refresh();
+  }
+
+  function onMarket(ev) {
+    lastEvent = Date.now();
+    try {
+      apply(parseExact(ev.data));
+    } catch (e) { /* a body that does not parse: the poll's figures stay */ }
+  }
+
+  function openStream() {
+    if (stream !== null || typeof window.EventSource !== "function") { return; }
+    var es;
+    try {
+      es = new window.EventSource(STREAM);
+    } catch (e) {
+      return;
+    }
+    stream = es;
+    es.addEventListener("market", onMarket);
+    es.addEventListener("error", function () {
+      // CONNECTING: the browser reconnects by itself with Last-Event-ID.
+      // CLOSED: it gave up (an answer other than the stream); the poll
+      // goes on, and the stream is tried again when the tab is shown.
+      if (es.readyState === window.EventSource.CLOSED && stream === es) {
+        stream = null;
+        lastEvent = 0;
+      }
+    });
+  }
+
+  function closeStream() {
+    if (stream !== null) { stream.close(); stream = null; }
+    lastEvent = 0;
+  }
+
   function start() {
-    if (timer === null) { timer = setInterval(refresh, PERIOD); }
+    openStream();
+    if (timer === null) { timer = setInterval(tick, PERIOD); }
   }
 
   function stop() {
+    closeStream();
     if (timer !== null) { clearInterval(timer); timer = null; }
   }
 
