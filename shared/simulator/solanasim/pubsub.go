@@ -132,7 +132,7 @@ func (ss *socketSet) Len() int {
 type socket struct {
 	srv   *Server
 	conn  *websocket.Conn
-	seen  func() view      // the node's view now
+	seen  func() view        // the node's view now
 	fault func() SocketFault // the node's socket fault now (nil: none)
 
 	writeMu sync.Mutex
