@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/gagliardetto/binary v0.8.0
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	go.uber.org/goleak v1.3.0
 )
@@ -18,7 +19,6 @@ require (
 	github.com/gagliardetto/treeout v0.1.4 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/logrusorgru/aurora v2.0.3+incompatible // indirect
