@@ -368,7 +368,7 @@ func (c *Collector) chase(ctx context.Context) {
 			return
 		case <-c.pushes:
 		}
-		for step := 0; ; step++ {
+		for step := 0; ; {
 			c.subMu.Lock()
 			target, last := c.pushSlot, c.pushAt
 			c.subMu.Unlock()
@@ -381,7 +381,10 @@ func (c *Collector) chase(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
+			case <-c.pushes: // another change: poke at once, and chase it
+				step = 0
 			case <-time.After(pushDelays[min(step, len(pushDelays)-1)]):
+				step++
 			}
 		}
 	}
