@@ -358,9 +358,10 @@ func (c *Collector) notified(s *nodeSub, slot uint64) {
 	}
 }
 
-// chase pokes the supply job at each notification, then again with a
+// chase pokes the supply job at each notified change, then again with a
 // growing delay until the published slot reaches the notified one, or
-// pushBound after the last notification.
+// pushBound after the last notification. Notifications of the same slot
+// (the other nodes telling the same change) add no poll.
 func (c *Collector) chase(ctx context.Context) {
 	for {
 		select {
@@ -368,23 +369,39 @@ func (c *Collector) chase(ctx context.Context) {
 			return
 		case <-c.pushes:
 		}
-		for step := 0; ; {
+		var poked uint64 // the highest notified slot poked for
+		step, timer := 0, false
+		for {
 			c.subMu.Lock()
 			target, last := c.pushSlot, c.pushAt
 			c.subMu.Unlock()
-			// The first poke always: a change within the published slot
-			// (a simulated ledger's) is read by the next poll alone.
-			if slot, _ := c.lastPublished(contract.DomainSupply); step > 0 && slot >= target || time.Since(last) > pushBound {
+			if time.Since(last) > pushBound {
 				break
 			}
-			c.runner.Poke(contract.DomainSupply)
+			published, _ := c.lastPublished(contract.DomainSupply)
+			switch {
+			case target > poked:
+				// A change not poked for yet: poll at once, even when
+				// the published slot already reaches it (a change within
+				// one slot, as a simulated ledger makes, is read by the
+				// next poll alone).
+				c.runner.Poke(contract.DomainSupply)
+				poked, step = target, 0
+			case published >= target:
+				poked = 0
+			case timer: // some node had not reached it: again
+				c.runner.Poke(contract.DomainSupply)
+			}
+			if poked == 0 {
+				break
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-c.pushes: // another change: poke at once, and chase it
-				step = 0
+			case <-c.pushes: // a newer slot pokes at once; the same one waits
+				timer = false
 			case <-time.After(pushDelays[min(step, len(pushDelays)-1)]):
-				step++
+				step, timer = step+1, true
 			}
 		}
 	}
