@@ -40,7 +40,7 @@ func newLedgerMetrics(f promauto.Factory) *ledgerMetrics {
 			Help: "accountNotification messages received from each ledger node's subscription to the mint (each makes the supply collector poll at once)."},
 			[]string{"node"}),
 		reconnects: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "ledger_subscription_reconnects_total",
-			Help: "Sockets the supply collector opened again to each ledger node after one ended or failed (drop, silence, garbled frame, refused upgrade)."},
+			Help: "Tries of the supply collector to open each ledger node's PubSub socket again after one ended or failed (drop, silence, garbled frame, refused upgrade), failed tries included."},
 			[]string{"node"}),
 	}
 }

@@ -311,7 +311,8 @@ type LedgerSubscription struct {
 	// LastNotificationSlot is that notification's context slot (0 when
 	// none).
 	LastNotificationSlot uint64 `json:"last_notification_slot"`
-	// Reconnects counts the sockets opened after the first.
+	// Reconnects counts the tries to open a socket after the first one,
+	// failed tries included.
 	Reconnects int `json:"reconnects"`
 	// Error is why the last socket ended or failed, without any secret.
 	Error string `json:"error,omitempty"`
