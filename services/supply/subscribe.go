@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -106,7 +107,7 @@ func (c *Collector) setState(ctx context.Context, s *nodeSub, state string, caus
 		s.rec.State, s.rec.Since = state, time.Now().UTC()
 	}
 	if cause != nil {
-		s.rec.Error = c.runner.Redactor.Redact(cause.Error())
+		s.rec.Error = collector.Clip(c.runner.Redactor.Redact(cause.Error()))
 	} else if state == contract.SubscriptionConnected {
 		s.rec.Error = ""
 	}
@@ -258,29 +259,55 @@ func (c *Collector) session(ctx context.Context, s *nodeSub) (time.Duration, err
 		if typ != websocket.TextMessage {
 			return since(), errors.New("the node sent a binary frame: not PubSub")
 		}
-		var m socketMessage
-		if err := json.Unmarshal(msg, &m); err != nil {
-			return since(), errors.New("the node sent a frame that is not JSON")
-		}
-		switch {
-		case subID == 0:
-			if m.Error != nil {
-				return 0, &errRefused{fmt.Sprintf("accountSubscribe refused: JSON-RPC %d %s", m.Error.Code, clipText(m.Error.Message, 120))}
-			}
-			if string(m.ID) != "1" || json.Unmarshal(m.Result, &subID) != nil || subID == 0 {
-				return 0, errors.New("the node answered accountSubscribe without a subscription id")
+		if subID == 0 {
+			if subID, err = subscribed(msg); err != nil {
+				return 0, err
 			}
 			connectedAt = time.Now()
 			c.setState(ctx, s, contract.SubscriptionConnected, nil)
-		case m.Method == "accountNotification":
-			if m.Params.Subscription != subID || m.Params.Result.Context.Slot == 0 || len(m.Params.Result.Value) == 0 {
-				return since(), errors.New("the node sent an accountNotification of the wrong shape")
-			}
-			c.notified(s, m.Params.Result.Context.Slot)
-		default:
-			return since(), errors.New("the node sent a message that is not an accountNotification")
+			continue
 		}
+		slot, err := notification(msg, subID)
+		if err != nil {
+			return since(), err
+		}
+		c.notified(s, slot)
 	}
+}
+
+// subscribed reads the answer to accountSubscribe: the subscription id,
+// or why there is none (errRefused when the node refuses the method).
+func subscribed(msg []byte) (uint64, error) {
+	var m socketMessage
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return 0, errors.New("the node sent a frame that is not JSON")
+	}
+	if m.Error != nil {
+		// The node's message may quote the key: the caller redacts it,
+		// then bounds it (a cut before would hide a piece of the key).
+		return 0, &errRefused{fmt.Sprintf("accountSubscribe refused: JSON-RPC %d %s", m.Error.Code, m.Error.Message)}
+	}
+	var id uint64
+	if string(m.ID) != "1" || json.Unmarshal(m.Result, &id) != nil || id == 0 {
+		return 0, errors.New("the node answered accountSubscribe without a subscription id")
+	}
+	return id, nil
+}
+
+// notification reads an accountNotification of subscription subID and
+// returns its context slot, or why the frame is not one.
+func notification(msg []byte, subID uint64) (uint64, error) {
+	var m socketMessage
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return 0, errors.New("the node sent a frame that is not JSON")
+	}
+	if m.Method != "accountNotification" {
+		return 0, errors.New("the node sent a message that is not an accountNotification")
+	}
+	if m.Params.Subscription != subID || m.Params.Result.Context.Slot == 0 || len(m.Params.Result.Value) == 0 {
+		return 0, errors.New("the node sent an accountNotification of the wrong shape")
+	}
+	return m.Params.Result.Context.Slot, nil
 }
 
 // socketMessage is any PubSub message the collector expects.
@@ -330,13 +357,6 @@ func scrubDialError(err error) error {
 		return errors.New("no such host")
 	}
 	return errors.New("connection failed")
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // notified records a notification of node s at slot and starts (or

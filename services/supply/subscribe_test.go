@@ -3,6 +3,7 @@ package supply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -187,4 +188,50 @@ func TestSubscriptionFaults(t *testing.T) {
 		t.Errorf("node 3's up series: %v %v", n, ok)
 	}
 	f.assertNoSecret(t, "log", f.logs.String())
+}
+
+// FuzzSocketFrames: whatever a node sends, the frame readers return a
+// subscription id or a slot above 0, or an error; never a panic.
+func FuzzSocketFrames(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","result":23784,"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"accountNotification","params":{"result":{"context":{"slot":5199307},"value":{"lamports":1}},"subscription":23784}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"accountNotification","params":{"result":"garbled","subscription":"x"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"accountNotif`))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if id, err := subscribed(msg); err == nil && id == 0 {
+			t.Fatalf("subscribed %q: id 0 without an error", msg)
+		}
+		if slot, err := notification(msg, 23784); err == nil && slot == 0 {
+			t.Fatalf("notification %q: slot 0 without an error", msg)
+		}
+	})
+}
+
+// TestSocketFrames: the readers take the real shapes and refuse the
+// others.
+func TestSocketFrames(t *testing.T) {
+	if id, err := subscribed([]byte(`{"jsonrpc":"2.0","result":23784,"id":1}`)); err != nil || id != 23784 {
+		t.Errorf("subscribe answer: %d %v", id, err)
+	}
+	var refused *errRefused
+	if _, err := subscribed([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`)); !errors.As(err, &refused) {
+		t.Errorf("a refused accountSubscribe: %v", err)
+	}
+	good := `{"jsonrpc":"2.0","method":"accountNotification","params":{"result":{"context":{"slot":5199307},"value":{"lamports":1}},"subscription":23784}}`
+	if slot, err := notification([]byte(good), 23784); err != nil || slot != 5199307 {
+		t.Errorf("notification: %d %v", slot, err)
+	}
+	for _, bad := range []string{
+		strings.Replace(good, "23784", "1", 1),                  // another subscription
+		strings.Replace(good, `"slot":5199307`, `"slot":0`, 1),  // no slot
+		strings.Replace(good, `,"value":{"lamports":1}`, ``, 1), // no value
+		strings.Replace(good, "accountNotification", "slotNotification", 1),
+		`{"jsonrpc":"2.0","method":"accountNotification","params":{"result":"garbled","subscription":"x"}}`,
+		`{"jsonrpc":"2.0","method":"accountNotif`,
+	} {
+		if slot, err := notification([]byte(bad), 23784); err == nil {
+			t.Errorf("%s: taken (slot %d)", bad, slot)
+		}
+	}
 }
