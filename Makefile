@@ -111,6 +111,10 @@ kind-down: ## Delete the local kind cluster
 bench: ## Load test (wrk, 64 connections) of the edge as deployed vs a minimal Gin handler: rps, p50, p99, RSS
 	hack/bench/edge/run.sh
 
+.PHONY: bench-events
+bench-events: ## 10,000 subscribers of /api/events on one edge: its RSS, one change to all of them (p50, p99, max), CPU per delivered event, and the edge row of make bench with them connected vs without
+	hack/bench/edge/events.sh
+
 .PHONY: bench-redis
 bench-redis: ## What each process costs its Redis: a real redis-server, the simulator, 3 collectors and 2 edges at default timings; commands/s per process with and without client traffic, bytes, RSS, Redis memory
 	hack/bench/redisops/run.sh

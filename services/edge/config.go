@@ -76,6 +76,28 @@ type Config struct {
 	// the API's JSON 404, for operators who host their own site
 	// (EDGE_PORTAL).
 	Portal string `env:"PORTAL" doc:"on: serve the token's portal page at / and /index.html (assets under /assets/); off: / answers the API's JSON 404, for operators who host their own site." envDefault:"on"`
+	// MaxEventStreams caps the open streams of /api/events; each is a
+	// connection, counted within EDGE_MAX_CONNECTIONS. 0: half the
+	// connection cap (EDGE_MAX_EVENT_STREAMS).
+	MaxEventStreams int `env:"MAX_EVENT_STREAMS" doc:"Most streams of /api/events open at once; past it 503 too_many_streams. Each stream is a connection, counted within EDGE_MAX_CONNECTIONS, and must leave room for the other requests: 0 takes half the connection cap; a value at or above the cap is refused at start." envDefault:"0" min:"0"`
+	// EventBuffer is how many events the edge keeps for clients that
+	// reconnect with Last-Event-ID (EDGE_EVENT_BUFFER).
+	EventBuffer int `env:"EVENT_BUFFER" doc:"Events of /api/events kept for clients that reconnect with Last-Event-ID; a client whose last event is older gets the current value of every event instead." envDefault:"1024" min:"16" max:"1000000"`
+	// EventHeartbeat is how often an idle stream sends a comment
+	// (EDGE_EVENT_HEARTBEAT).
+	EventHeartbeat time.Duration `env:"EVENT_HEARTBEAT" doc:"How often an idle /api/events stream sends a comment line, so that proxies and clients see it alive." envDefault:"15s" min:"100ms" max:"5m"`
+	// EventMaxAge ends a stream after this long (±10 %), so that clients
+	// spread again over the replicas (EDGE_EVENT_MAX_AGE).
+	EventMaxAge time.Duration `env:"EVENT_MAX_AGE" doc:"How long an /api/events stream lives (±10 %) before the edge ends it; the client reconnects with Last-Event-ID, to any replica, and loses nothing. It spreads streams over replicas added since." envDefault:"30m" min:"1s" max:"24h"`
+	// EventWriteTimeout bounds one write to a subscriber
+	// (EDGE_EVENT_WRITE_TIMEOUT).
+	EventWriteTimeout time.Duration `env:"EVENT_WRITE_TIMEOUT" doc:"Time one write to an /api/events subscriber may take; a client that reads nothing for that long is dropped (it reconnects and resumes)." envDefault:"10s" min:"10ms" max:"5m"`
+	// EventMaxPending bounds a subscriber's unsent bytes
+	// (EDGE_EVENT_MAX_PENDING).
+	EventMaxPending int64 `env:"EVENT_MAX_PENDING" doc:"Most bytes of events an /api/events subscriber may have left unsent; past it the subscriber is dropped, never buffered for without end." envDefault:"1048576" min:"4096" max:"1073741824"`
+	// EventRetry is the reconnection delay the stream asks of its clients
+	// (EDGE_EVENT_RETRY).
+	EventRetry time.Duration `env:"EVENT_RETRY" doc:"Reconnection delay /api/events asks of its clients (its retry field), ±25 % per stream so that the clients of an ending replica do not all come back at one instant." envDefault:"2s" min:"100ms" max:"5m"`
 }
 
 // PortalOn reports whether the portal page is served.

@@ -64,5 +64,12 @@ func resolveConnCap(cfg *Config) ([]any, error) {
 		return nil, err
 	}
 	cfg.MaxConnections = n
-	return []any{"max_connections", n, "from", from, "file_limit", limit}, nil
+	switch {
+	case cfg.MaxEventStreams == 0:
+		cfg.MaxEventStreams = max(n/2, 1)
+	case cfg.MaxEventStreams >= n:
+		return nil, fmt.Errorf("EDGE_MAX_EVENT_STREAMS: %d streams would leave no connection of the cap of %d for other requests (EDGE_MAX_CONNECTIONS): give fewer, or raise the cap",
+			cfg.MaxEventStreams, n)
+	}
+	return []any{"max_connections", n, "from", from, "file_limit", limit, "max_event_streams", cfg.MaxEventStreams}, nil
 }

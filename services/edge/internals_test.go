@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -64,3 +66,11 @@ func (h *harness) metric(name string, labels ...string) float64 {
 	}
 	return 0
 }
+
+func (s *Server) serveMetricsEvents(name string) prometheus.Counter {
+	return s.serve.EventsCounter(name)
+}
+func (s *Server) serveMetricsEnded(reason string) prometheus.Counter {
+	return s.serve.StreamsEndedCounter(reason)
+}
+func (s *Server) openStreams() int64 { return s.serve.OpenStreams() }

@@ -51,11 +51,11 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("%s is not in the OpenAPI document", p)
 		}
 	}
-	if !documented["/api/history/{measure}/{window}"] {
-		t.Errorf("the history paths are not in the OpenAPI document")
+	if !documented["/api/history/{measure}/{window}"] || !documented[view.PathEvents] {
+		t.Errorf("the history paths or the events are not in the OpenAPI document")
 	}
-	if len(documented) != len(allPaths)+1 {
-		t.Errorf("the document has %d paths, the edge serves %d and the history", len(documented), len(allPaths))
+	if len(documented) != len(allPaths)+2 {
+		t.Errorf("the document has %d paths, the edge serves %d, the history and the events", len(documented), len(allPaths))
 	}
 
 	// The validator must be able to fail: a body with an amount as a string

@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/events"
 	"github.com/tokendata/tokendata/services/edge/mirror"
 	"github.com/tokendata/tokendata/services/edge/serve"
 	"github.com/tokendata/tokendata/services/edge/view"
@@ -53,6 +54,13 @@ type Server struct {
 	bodies *view.RenderInputs
 	mirror *mirror.Mirror
 	serve  *serve.Server
+
+	// hub is the stream of changes (feed.go); published wakes its
+	// feed, lastVerdict is the status verdict it offered last.
+	hub         *events.Hub
+	published   chan struct{}
+	lastVerdict *string
+	now         func() time.Time
 }
 
 // New builds the edge for token over deps.Store. It does not touch the
@@ -104,7 +112,10 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 			return nil, fmt.Errorf("edge: embedded portal assets: %w", err)
 		}
 	}
-	s.mirror = mirror.New(mirror.Options{Store: deps.Store, MaxDocumentBytes: cfg.MaxDocumentBytes,
+	s.now = now
+	s.published = make(chan struct{}, 1)
+	s.hub = events.New(events.Options{Buffer: cfg.EventBuffer, Now: now})
+	s.mirror = mirror.New(mirror.Options{OnPublish: s.viewPublished, Store: deps.Store, MaxDocumentBytes: cfg.MaxDocumentBytes,
 		StoreTimeout: cfg.StoreTimeout, SnapshotPoll: cfg.SnapshotPoll, ReadyGrace: cfg.ReadyGrace,
 		Log: s.log, Now: now, Timings: timings, Redactor: s.Redactor, Inputs: s.bodies, Registry: reg})
 	s.serve = serve.New(serve.Options{Source: s.mirror, Addr: common.HTTPAddr,
@@ -112,7 +123,9 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		MaxHeaderBytes: cfg.MaxHeaderBytes, MaxConnections: cfg.MaxConnections, CORSMaxAge: cfg.CORSMaxAge,
 		RetryAfter: cfg.RetryAfter, AccessLogSample: cfg.AccessLogSample, AccessLogRate: cfg.AccessLogRate,
 		DrainDelay: common.DrainDelay, ShutdownTimeout: common.ShutdownTimeout,
-		Assets: s.bodies.Assets, ErrInternal: errInternal, Log: s.log, Now: now, Registry: reg})
+		Assets: s.bodies.Assets, ErrInternal: errInternal, Log: s.log, Now: now, Registry: reg,
+		Events: serve.EventOptions{Hub: s.hub, MaxStreams: cfg.MaxEventStreams, Heartbeat: cfg.EventHeartbeat,
+			MaxAge: cfg.EventMaxAge, WriteTimeout: cfg.EventWriteTimeout, MaxPending: cfg.EventMaxPending, Retry: cfg.EventRetry}})
 	return s, nil
 }
 
@@ -148,7 +161,7 @@ func (s *Server) RunOn(ctx context.Context, l net.Listener) error {
 	}
 	s.log.Info("connection cap", s.capLog...)
 	s.log.Info("answer signatures", s.signLog...)
-	return lifecycle.Run(ctx, s.mirror.Refresher, s.apiServer(l).Run)
+	return lifecycle.Run(ctx, s.mirror.Refresher, s.eventFeed, s.apiServer(l).Run)
 }
 
 // apiServer is the one public HTTP server of the edge (serve.Server.APIServer).

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/caarlos0/env/v11"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tokendata/tokendata/services/edge"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
@@ -40,8 +41,15 @@ func waitSigned(url string) error {
 }
 
 // serveEdge runs the edge as cmd/edge does, on the given Redis; signed,
-// with a signing key generated for the run.
+// with a signing key generated for the run. Its EDGE_ settings are read
+// from the environment as cmd/edge reads them (the defaults when unset:
+// make bench sets none; make bench-events raises the connection and
+// stream caps).
 func serveEdge(addr, redisURL string, signed bool) error {
+	cfg, err := edge.LoadConfig()
+	if err != nil {
+		return err
+	}
 	var common config.Common
 	if err := env.ParseWithOptions(&common, env.Options{Environment: map[string]string{"REDIS_URL": redisURL, "HTTP_ADDR": addr}}); err != nil {
 		return err
@@ -61,19 +69,22 @@ func serveEdge(addr, redisURL string, signed bool) error {
 		return err
 	}
 	log := logging.New(devnull, "edge", slog.LevelInfo)
-	deps := edge.Deps{Store: st, Registry: ops.NewRegistry("edge"), Log: log}
+	reg := ops.NewRegistry("edge")
+	deps := edge.Deps{Store: st, Registry: reg, Log: log}
 	if signed {
 		if deps.SigningKey, err = httpsig.GenerateKey(); err != nil {
 			return err
 		}
 	}
-	srv, err := edge.New(common, token, edge.DefaultConfig(), deps)
+	srv, err := edge.New(common, token, cfg, deps)
 	if err != nil {
 		return err
 	}
 	if a := os.Getenv("BENCH_EDGE_PPROF"); a != "" {
 		// Profiling the edge under wrk: BENCH_EDGE_PPROF=127.0.0.1:6060
-		// serves /debug/pprof/ of the edge process there.
+		// serves /debug/pprof/ of the edge process there, and its
+		// /metrics (the ops port's, which this process does not open).
+		http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		go func() { _ = http.ListenAndServe(a, nil) }() //nolint:gosec // loopback, for profiling runs only
 	}
 	ctx, stop := lifecycle.SignalContext(context.Background())

@@ -45,21 +45,12 @@ import (
 var paths = []string{view.PathTotalSupply, view.PathPrice, view.PathMarketData}
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "serve-edge":
-			exitOn(serveEdge(os.Args[2], os.Args[3], false))
-			return
-		case "serve-edge-signed":
-			exitOn(serveEdge(os.Args[2], os.Args[3], true))
-			return
-		case "serve-minimal":
-			exitOn(serveMinimal(os.Args[2], os.Args[3], nil))
-			return
-		case "serve-minimal-headers":
-			exitOn(serveMinimal(os.Args[2], os.Args[3], contractHeaders))
-			return
-		}
+	if child(os.Args[1:]) {
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "events" {
+		exitOn(eventsMain(os.Args[2:]))
+		return
 	}
 	duration := flag.Duration("d", 5*time.Second, "wrk duration per run")
 	conns := flag.Int("c", 64, "wrk connections")
@@ -76,6 +67,28 @@ func main() {
 		*helm = filepath.Join(*root, ".bin", "helm")
 	}
 	exitOn(orchestrate(*duration, *conns, *rounds, *root, *helm, *boundary, *signing == "on"))
+}
+
+// child runs the server a mode names (the processes the bench starts
+// from its own binary, or from the test binary in TestMain), and reports
+// whether args named one.
+func child(args []string) bool {
+	if len(args) < 3 {
+		return false
+	}
+	switch args[0] {
+	case "serve-edge":
+		exitOn(serveEdge(args[1], args[2], false))
+	case "serve-edge-signed":
+		exitOn(serveEdge(args[1], args[2], true))
+	case "serve-minimal":
+		exitOn(serveMinimal(args[1], args[2], nil))
+	case "serve-minimal-headers":
+		exitOn(serveMinimal(args[1], args[2], contractHeaders))
+	default:
+		return false
+	}
+	return true
 }
 
 func exitOn(err error) {
@@ -178,6 +191,52 @@ func rssMB(pid int) float64 {
 	return 0
 }
 
+// startRedis runs a redis-server on a free loopback port, its files in
+// dir, and writes the four domains' documents and the collectors' status
+// records into it as the collectors do. stop ends it (by its PID).
+func startRedis(dir string) (url string, st *store.Store, stop func(), err error) {
+	redisAddr, err := freeAddr()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	_, port, _ := net.SplitHostPort(redisAddr)
+	redis := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--loglevel", "warning")
+	if err := redis.Start(); err != nil {
+		return "", nil, nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	url = "redis://" + redisAddr
+	opts, err := store.ParseRedisURL(url)
+	if err == nil {
+		st = store.New(store.NewRedis(opts), edgetest.Token().Mint)
+	}
+	stop = func() {
+		if st != nil {
+			_ = st.Close()
+		}
+		_ = redis.Process.Kill()
+		_ = redis.Wait()
+	}
+	if err != nil {
+		stop()
+		return "", nil, nil, err
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for st.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, nil, errors.New("redis-server did not answer within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := edgetest.WriteAll(ctx, st, time.Now()); err != nil {
+		stop()
+		return "", nil, nil, err
+	}
+	return url, st, stop, nil
+}
+
 func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string, signing bool) error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return errors.New("wrk is not installed (run.sh installs it)")
@@ -195,35 +254,11 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 	defer func() { _ = os.RemoveAll(dir) }()
 
 	// Redis, with a realistic snapshot of the four domains
-	redisAddr, err := freeAddr()
+	redisURL, st, stopRedis, err := startRedis(dir)
 	if err != nil {
 		return err
 	}
-	_, port, _ := net.SplitHostPort(redisAddr)
-	redis := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--loglevel", "warning")
-	if err := redis.Start(); err != nil {
-		return fmt.Errorf("start redis-server: %w", err)
-	}
-	defer func() { _ = redis.Process.Kill(); _ = redis.Wait() }()
-	redisURL := "redis://" + redisAddr
-	opts, err := store.ParseRedisURL(redisURL)
-	if err != nil {
-		return err
-	}
-	st := store.New(store.NewRedis(opts), edgetest.Token().Mint)
-	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for st.Ping(ctx) != nil {
-		if time.Now().After(deadline) {
-			return errors.New("redis-server did not answer within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	defer func() { _ = st.Close() }()
-	if err := edgetest.WriteAll(ctx, st, time.Now()); err != nil {
-		return err
-	}
+	defer stopRedis()
 
 	self, err := os.Executable()
 	if err != nil {

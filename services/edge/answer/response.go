@@ -234,6 +234,10 @@ const (
 	CodeInternal           = "internal"
 	CodeContentTooLarge    = "content_too_large"
 	CodeTooManyConnections = "too_many_connections"
+	// CodeTooManyStreams: EDGE_MAX_EVENT_STREAMS streams are open.
+	CodeTooManyStreams = "too_many_streams"
+	// CodeShuttingDown: the edge is ending its streams to shut down.
+	CodeShuttingDown = "shutting_down"
 )
 
 type ErrorBody struct {

@@ -94,6 +94,7 @@ func (s *Mirror) advance(now time.Time) bool {
 		if s.view.CompareAndSwap(v, a.next) {
 			s.ahead.view.CompareAndSwap(a, nil)
 			s.metrics.boundaries.WithLabelValues(BoundaryAhead).Inc()
+			s.published()
 			return true
 		}
 		// another request swapped it, or a refresh published: look again

@@ -211,6 +211,7 @@ func (s *Mirror) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
 			s.view.Store(v)
 			s.metrics.renders.Inc()
 			s.refreshMu.Unlock()
+			s.published()
 			return
 		}
 		s.refreshMu.Unlock()

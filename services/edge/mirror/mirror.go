@@ -41,6 +41,9 @@ type Options struct {
 	// Inputs render the views.
 	Inputs   *view.RenderInputs
 	Registry prometheus.Registerer
+	// OnPublish, when set, is called after each new view is published
+	// (the stream of changes wakes on it). It must not block.
+	OnPublish func()
 }
 
 // Mirror is the store side of the edge: snapshot refresher, history

@@ -150,6 +150,14 @@ func (s *Mirror) render(st *view.State, now time.Time) *view.View {
 func (s *Mirror) publish(st *view.State, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
+	s.published()
+}
+
+// published tells OnPublish that a new view is out.
+func (s *Mirror) published() {
+	if f := s.cfg.OnPublish; f != nil {
+		f()
+	}
 }
 
 // sameState reports whether two states render the same bodies at the

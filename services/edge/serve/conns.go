@@ -176,6 +176,9 @@ func (c *conn) Close() error {
 	return err
 }
 
+// NetConn is the connection it counts.
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite lets net/http half-close the connection after an error
 // answer, as it does on a bare TCP connection.
 func (c *conn) CloseWrite() error {

@@ -24,7 +24,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 
 // routePaths lists every route template (metric labels).
 func routePaths(portal *view.PortalAssets) []string {
-	out := []string{view.PathHealth, view.PathStatus, view.PathHistory}
+	out := []string{view.PathHealth, view.PathStatus, view.PathHistory, view.PathEvents}
 	for i, r := range view.RenderedRoutes {
 		if i != view.RoutePortal || portal != nil {
 			out = append(out, r.Path)
@@ -79,6 +79,7 @@ func (s *Server) newEngine() *gin.Engine {
 			e.OPTIONS(as.Path, s.preflight)
 		}
 	}
+	s.eventRoutes(e)
 	for path, h := range map[string]gin.HandlerFunc{view.PathHealth: s.serveHealth, view.PathStatus: s.serveStatus} {
 		e.GET(path, h)
 		e.HEAD(path, h)
@@ -142,7 +143,7 @@ var (
 	hdrExposeHeaders = answer.One("ETag, Last-Modified, X-Data-Updated-At, X-Data-Stale, Retry-After, X-Request-Id, Content-Digest, Signature-Input, Signature")
 	hdrNoSniff       = answer.One("nosniff")
 	hdrAllowMethods  = answer.One(answer.AllowedMethods)
-	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id")
+	hdrAllowHeaders  = answer.One("If-None-Match, If-Modified-Since, Cache-Control, X-Request-Id, Last-Event-ID")
 	hdrNoStore       = answer.One(answer.NoStore)
 )
 

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/ops"
 )
 
@@ -31,6 +32,8 @@ type metrics struct {
 	// byRoute caches the children of each known route, so that the request
 	// path does no label hashing. Read-only after newMetrics.
 	byRoute map[string]*routeMetrics
+	// ev are the series of /api/events (events.go).
+	ev *eventMetrics
 }
 
 // methodLabels are the method label values; anything else is "OTHER".
@@ -100,6 +103,7 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 		func() float64 { return boolFloat(s.conns.saturated.Load()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "ready",
 		Help: "1 when the edge is ready to serve: it holds every domain, or EDGE_READY_GRACE has passed since its first read of the store, and it is not draining."}, func() float64 { return boolFloat(s.Ready()) })
+	m.ev = newEventMetrics(f, s)
 	for _, r := range append(routes, routeUnmatched) {
 		m.byRoute[r] = &routeMetrics{name: r}
 	}
@@ -128,6 +132,9 @@ func (m *metrics) observe(route, method string, code int, size int, d time.Durat
 	}
 	if !counted { // a code this file did not foresee; still one the edge wrote
 		m.requests.WithLabelValues(route, methodLabels[mi], strconv.Itoa(code)).Inc()
+	}
+	if route == view.PathEvents {
+		return // a stream's duration is its client's, not an answer's time
 	}
 	o := rm.duration[mi].Load()
 	if o == nil {

@@ -49,6 +49,8 @@ type Options struct {
 	Log         *slog.Logger
 	Now         func() time.Time
 	Registry    prometheus.Registerer
+	// Events are the settings of /api/events (events.go).
+	Events EventOptions
 }
 
 // Server is the public HTTP server of the edge.
@@ -71,6 +73,9 @@ type Server struct {
 
 	// precomputed answers that do not depend on the data
 	errNotFound, errMethod, errInternal, errBody *answer.Answer
+	// errTooManyStreams and errClosing answer /api/events past
+	// EDGE_MAX_EVENT_STREAMS and during the shutdown.
+	errTooManyStreams, errClosing *answer.Answer
 }
 
 // New builds the server and its engine, its series registered on
@@ -82,6 +87,10 @@ func New(o Options) *Server {
 	s.errNotFound = answer.NewError(http.StatusNotFound, answer.CodeNotFound, "No such endpoint; see /api/openapi.json for the list.", o.RetryAfter)
 	s.errMethod = answer.NewError(http.StatusMethodNotAllowed, answer.CodeMethodNotAllowed, "Only GET, HEAD and OPTIONS are allowed.", o.RetryAfter)
 	s.errBody = answer.NewError(http.StatusRequestEntityTooLarge, answer.CodeContentTooLarge, "Requests to this API carry no body.", o.RetryAfter)
+	s.errTooManyStreams = answer.NewError(http.StatusServiceUnavailable, answer.CodeTooManyStreams,
+		"This server has as many event streams open as it takes (EDGE_MAX_EVENT_STREAMS); retry later, or poll.", o.RetryAfter)
+	s.errClosing = answer.NewError(http.StatusServiceUnavailable, answer.CodeShuttingDown,
+		"This server is shutting down; reconnect, with Last-Event-ID, to reach another one.", o.RetryAfter)
 	s.metrics = newMetrics(o.Registry, routePaths(o.Assets), s)
 	s.logLimit = newLogLimiter(o.AccessLogRate, s.now, s.metrics.logSuppressed.Inc)
 	refusal := serialize(answer.NewError(http.StatusServiceUnavailable, answer.CodeTooManyConnections,
@@ -122,6 +131,11 @@ func (s *Server) APIServer(l net.Listener) *lifecycle.Server {
 		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.conns.keepAlives = srv.SetKeepAlivesEnabled
+	if hub := s.cfg.Events.Hub; hub != nil {
+		// Shutdown waits for the answers under way: the streams end
+		// first, and their clients reconnect to another replica.
+		srv.RegisterOnShutdown(hub.Close)
+	}
 	return &lifecycle.Server{
 		Name:        "api",
 		Listener:    s.conns.wrap(l),

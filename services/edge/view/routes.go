@@ -30,6 +30,8 @@ const (
 	PathStatus            = "/api/status"
 	PathMarketPairs       = "/api/market-pairs"
 	PathOpenAPI           = "/api/openapi.json"
+	// PathEvents is the stream of changes (server-sent events).
+	PathEvents = "/api/events"
 	// PathKeys is the JWKS of the keys that sign the answers.
 	PathKeys = "/api/keys"
 	// PathHistory is the template of the history paths: measure one of

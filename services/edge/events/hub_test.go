@@ -1,0 +1,150 @@
+package events
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+func offer(name, body string, at time.Time) Offer {
+	return Offer{Name: name, Body: []byte(body), DataTime: at}
+}
+
+func ids(evs []*Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// TestPublishOnlyChanges: an unchanged body makes no event; ids are the
+// data time in ms, raised to stay increasing; offers go out in data-time
+// order; a nil body (no data) makes none.
+func TestPublishOnlyChanges(t *testing.T) {
+	h := New(Options{Buffer: 8, Now: func() time.Time { return t0 }})
+	evs := h.Publish(offer(NamePrice, `{"p":1}`, t0.Add(2*time.Millisecond)), offer(NameSupply, `{"s":1}`, t0),
+		Offer{Name: NameHolders})
+	if len(evs) != 2 || evs[0].Name != NameSupply || evs[1].Name != NamePrice {
+		t.Fatalf("first publication: %v", evs)
+	}
+	if want := uint64(t0.UnixMilli()); evs[0].ID != want || evs[1].ID != want+2 {
+		t.Errorf("ids %v, want the data times %d and %d", ids(evs), want, want+2)
+	}
+	if evs := h.Publish(offer(NamePrice, `{"p":1}`, t0.Add(time.Second))); len(evs) != 0 {
+		t.Errorf("an unchanged body made events: %v", ids(evs))
+	}
+	// A body dated before the last id (a collector's clock behind) still
+	// gets a greater id.
+	evs = h.Publish(offer(NamePrice, `{"p":2}`, t0.Add(-time.Hour)))
+	if len(evs) != 1 || evs[0].ID != uint64(t0.UnixMilli())+3 {
+		t.Errorf("id of an event dated in the past: %v", ids(evs))
+	}
+}
+
+// TestWireFormat: id, event, one data line per body line, blank line.
+func TestWireFormat(t *testing.T) {
+	h := New(Options{Buffer: 4})
+	e := h.Publish(offer(NameStatus, "{\"a\":1}\n{\"b\":2}", time.UnixMilli(42)))[0]
+	if got, want := string(e.Wire()), "id: 42\nevent: status\ndata: {\"a\":1}\ndata: {\"b\":2}\n\n"; got != want {
+		t.Errorf("wire %q, want %q", got, want)
+	}
+}
+
+// TestSubscribeResume: a new subscriber gets the current event of every
+// name; one that resumes gets the events after its id; one whose id left
+// the buffer gets the current ones again.
+func TestSubscribeResume(t *testing.T) {
+	h := New(Options{Buffer: 3})
+	for i := range 5 {
+		h.Publish(offer(NamePrice, "p"+strconv.Itoa(i), time.UnixMilli(int64(100+i))))
+	}
+	h.Publish(offer(NameSupply, "s", time.UnixMilli(50))) // id 105
+	first, _, resumed, err := h.Subscribe("")
+	if err != nil || resumed || len(first) != 2 || string(first[0].Data) != "p4" || first[1].ID != 105 {
+		t.Fatalf("new subscriber: %v %v %v", first, resumed, err)
+	}
+	first, _, resumed, _ = h.Subscribe("102")
+	if !resumed || !equal(ids(first), []uint64{103, 104, 105}) {
+		t.Errorf("resume after 102: %v (resumed %v)", ids(first), resumed)
+	}
+	first, _, _, _ = h.Subscribe("105")
+	if len(first) != 0 {
+		t.Errorf("resume at the last id sent %v", ids(first))
+	}
+	first, _, resumed, _ = h.Subscribe("101") // 102 was evicted: unseen
+	if resumed || !equal(ids(first), []uint64{104, 105}) {
+		t.Errorf("resume after an evicted id: %v (resumed %v), want the current events", ids(first), resumed)
+	}
+	first, _, resumed, _ = h.Subscribe("not-a-number")
+	if resumed || len(first) != 2 {
+		t.Errorf("a garbled Last-Event-ID: %v (resumed %v)", ids(first), resumed)
+	}
+}
+
+// TestNextAndBounds: Next hands each event once and wakes on the next
+// publication; a subscriber past its bound of unsent bytes, or out of the
+// buffer, gets ErrBehind; Close ends everyone.
+func TestNextAndBounds(t *testing.T) {
+	h := New(Options{Buffer: 4})
+	_, cur, _, _ := h.Subscribe("")
+	evs, wake, err := h.Next(&cur, 0)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("nothing published: %v %v", evs, err)
+	}
+	h.Publish(offer(NamePrice, "a", time.UnixMilli(1)))
+	select {
+	case <-wake:
+	default:
+		t.Fatal("a publication did not wake the subscriber")
+	}
+	if evs, _, _ = h.Next(&cur, 0); len(evs) != 1 || string(evs[0].Data) != "a" {
+		t.Fatalf("after a publication: %v", evs)
+	}
+	if evs, _, _ = h.Next(&cur, 0); len(evs) != 0 {
+		t.Fatalf("an event handed twice: %v", evs)
+	}
+	slow := cur
+	big := strings.Repeat("x", 1000)
+	h.Publish(offer(NamePrice, big+"1", time.UnixMilli(2)))
+	h.Publish(offer(NamePrice, big+"2", time.UnixMilli(3)))
+	if _, _, err := h.Next(&slow, 1500); !errors.Is(err, ErrBehind) {
+		t.Errorf("2 KB unsent past a bound of 1.5 KB: %v", err)
+	}
+	if evs, _, err := h.Next(&cur, 4096); err != nil || len(evs) != 2 {
+		t.Errorf("within the bound: %d events, %v", len(evs), err)
+	}
+	for i := range 5 {
+		h.Publish(offer(NamePrice, strconv.Itoa(i), time.UnixMilli(int64(10+i))))
+	}
+	if _, _, err := h.Next(&slow, 0); !errors.Is(err, ErrBehind) {
+		t.Errorf("a subscriber out of the buffer: %v", err)
+	}
+	_, cur, _, _ = h.Subscribe("")
+	_, wake, _ = h.Next(&cur, 0)
+	h.Close()
+	<-wake
+	if _, _, err := h.Next(&cur, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+	if _, _, _, err := h.Subscribe(""); !errors.Is(err, ErrClosed) {
+		t.Errorf("subscribe after Close: %v", err)
+	}
+	h.Close() // idempotent
+}
+
+func equal(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
