@@ -482,7 +482,7 @@ func buildStandalone(t *testing.T) string {
 
 // standaloneEnv are the variables the live test sets itself.
 var standaloneEnv = []string{"TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL",
-	"SOLANA_RPC_URL", "SOLANA_RPC_URLS", "HOLDERS_RPC_URL", "HOLDERS_METHOD", "DEXSCREENER_URL", "GECKOTERMINAL_URL",
+	"SOLANA_RPC_URL", "SOLANA_RPC_URLS", "SOLANA_WS_URLS", "HOLDERS_RPC_URL", "HOLDERS_METHOD", "DEXSCREENER_URL", "GECKOTERMINAL_URL",
 	"SUPPLY_REFRESH", "MARKET_REFRESH", "HOLDERS_REFRESH", "METADATA_REFRESH"}
 
 // runStandalone starts bin with short refreshes on free loopback ports and

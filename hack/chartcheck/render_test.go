@@ -604,6 +604,20 @@ func TestConditionals(t *testing.T) {
 			if _, ok := env(t, s, "t-tokendata-supply", "SOLANA_RPC_URL"); ok {
 				t.Error("supply: SOLANA_RPC_URL set beside SOLANA_RPC_URLS")
 			}
+			if _, ok := env(t, s, "t-tokendata-supply", "SOLANA_WS_URLS"); ok {
+				t.Error("supply: SOLANA_WS_URLS set without wsUrlsKey (it is derived from the RPC URLs)")
+			}
+		}},
+		{"rpc secret with the nodes' WebSocket URLs", []string{"--set", "upstreams.rpc.existingSecret=rpc",
+			"--set", "upstreams.rpc.solanaUrlsKey=nodes", "--set", "upstreams.rpc.wsUrlsKey=ws-nodes"}, func(t *testing.T, s Set) {
+			if e, ok := env(t, s, "t-tokendata-supply", "SOLANA_WS_URLS"); !ok || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "rpc" || e.ValueFrom.SecretKeyRef.Key != "ws-nodes" {
+				t.Error("supply: SOLANA_WS_URLS not from the Secret's key")
+			}
+			for _, c := range []string{"holders", "edge", "market"} {
+				if _, ok := env(t, s, "t-tokendata-"+c, "SOLANA_WS_URLS"); ok {
+					t.Errorf("%s gets SOLANA_WS_URLS", c)
+				}
+			}
 		}},
 		{"signing key", []string{"--set", "signing.existingSecret=sig"}, func(t *testing.T, s Set) {
 			e, ok := env(t, s, "t-tokendata-edge", "SIGNING_KEY_FILE")

@@ -36,11 +36,21 @@ type nodeRows struct {
 // slot moves on (2.5 slots a second, as Solana's), and standalone over it.
 func startNodes(t *testing.T, seed uint64) *nodeRows {
 	t.Helper()
+	return startNodesWith(t, seed, nodesRefresh, nil)
+}
+
+// startNodesWith is startNodes with a supply poll of refresh, and before
+// (when set) run on the simulator before standalone starts.
+func startNodesWith(t *testing.T, seed uint64, refresh time.Duration, before func(*simulator.Sim)) *nodeRows {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sim, err := simulator.Start(ctx, simulator.Options{Mint: config.DemoMint, Seed: seed, Accounts: 200, Nodes: 3})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(sim)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -62,7 +72,7 @@ func startNodes(t *testing.T, seed uint64) *nodeRows {
 		c.HoldersRPCURL = config.Secret(sim.RPCURL)
 		c.DexScreenerURL, c.GeckoTerminalURL = sim.DexScreenerURL, sim.GeckoTerminalURL
 		c.UpstreamsSimulated = true
-		c.Supply = config.DomainTiming{Refresh: nodesRefresh, StaleAfter: 10 * nodesRefresh, TTL: time.Hour}
+		c.Supply = config.DomainTiming{Refresh: refresh, StaleAfter: 10 * refresh, TTL: max(time.Hour, 20*refresh)}
 	})
 	n := &nodeRows{sim: sim, api: r.info.API}
 	waitFor(t, n.api, "/api/supply")

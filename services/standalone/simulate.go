@@ -172,7 +172,11 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		fmt.Fprintf(&b, "# fault: %s on %s\n", f.Fault.Kind, f.Route)
 	}
 	for _, nf := range o.NodeFaults {
-		fmt.Fprintf(&b, "# fault: ledger node %d: %s\n", nf.Node, nodeFaultText(nf.Fault))
+		text := nodeFaultText(nf.Fault)
+		if sf := socketFaultText(nf.Fault.Socket); sf != "" {
+			text += "; " + sf
+		}
+		fmt.Fprintf(&b, "# fault: ledger node %d: %s\n", nf.Node, text)
 	}
 	if file != nil {
 		fmt.Fprintf(&b, "TOKEN_CONFIG=%s\n", c.TokenConfig)
@@ -185,8 +189,13 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 	if len(sim.NodeURLs) > 0 {
 		// the nodes for the supply collector; the faultless node for holders
 		fmt.Fprintf(&b, "SOLANA_RPC_URLS=%s\nHOLDERS_RPC_URL=%s\n", strings.Join(sim.NodeURLs, ","), sim.RPCURL)
+		ws := make([]string, len(sim.NodeURLs))
+		for i, u := range sim.NodeURLs {
+			ws[i] = config.DeriveWS(config.Secret(u)).Reveal()
+		}
+		fmt.Fprintf(&b, "SOLANA_WS_URLS=%s\n", strings.Join(ws, ","))
 	} else {
-		fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\n", sim.RPCURL)
+		fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\nSOLANA_WS_URLS=%s\n", sim.RPCURL, config.DeriveWS(config.Secret(sim.RPCURL)).Reveal())
 	}
 	fmt.Fprintf(&b, "DEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.DexScreenerURL, sim.GeckoTerminalURL)
 	// what the services publish from here is marked simulated
@@ -217,6 +226,21 @@ func nodeFaultText(f solanasim.NodeFault) string {
 		return fmt.Sprintf("leaves %d token accounts of each mint out of its account listings", f.Accounts)
 	}
 	return "healthy"
+}
+
+// socketFaultText says a socket fault in words, for the header.
+func socketFaultText(f solanasim.SocketFault) string {
+	switch f {
+	case solanasim.SocketDrop:
+		return "its PubSub sockets are dropped"
+	case solanasim.SocketStall:
+		return "its PubSub sockets stall (no answer, no pong)"
+	case solanasim.SocketGarble:
+		return "its PubSub sockets send garbled frames"
+	case solanasim.SocketOff:
+		return "no PubSub (the upgrade is refused with HTTP 405)"
+	}
+	return ""
 }
 
 // supplyWithin keeps the simulated supply within the token's maximum

@@ -38,6 +38,16 @@ type Config struct {
 	// NodeMaxLag is how many slots a node may lag behind the quorum
 	// before the cross-check is degraded (SUPPLY_NODE_MAX_LAG).
 	NodeMaxLag uint64 `env:"NODE_MAX_LAG" doc:"Slots a ledger node may lag behind the quorum before the supply cross-check, and /api/status, turn degraded (150 slots: about a minute)." envDefault:"150"`
+	// WSPing is how often each PubSub socket is pinged (SUPPLY_WS_PING).
+	WSPing time.Duration `env:"WS_PING" doc:"How often the supply collector pings each ledger node's PubSub WebSocket (SOLANA_WS_URLS)." envDefault:"10s" min:"10ms" max:"10m"`
+	// WSSilence bounds a silent socket (SUPPLY_WS_SILENCE): no message
+	// nor pong within it, and the socket is opened again.
+	WSSilence time.Duration `env:"WS_SILENCE" doc:"A PubSub WebSocket that sends no message nor pong within this is closed and opened again; above SUPPLY_WS_PING." envDefault:"30s" min:"20ms" max:"1h"`
+	// WSBackoff and WSBackoffMax bound the wait before a socket is
+	// opened again: it doubles from WSBackoff up to WSBackoffMax, with
+	// ±50 % jitter; a node that refuses the upgrade waits WSBackoffMax.
+	WSBackoff    time.Duration `env:"WS_BACKOFF" doc:"First wait before a ledger node's PubSub WebSocket is opened again after it ended or failed; it doubles after each failure, with ±50 % jitter." envDefault:"1s" min:"1ms" max:"10m"`
+	WSBackoffMax time.Duration `env:"WS_BACKOFF_MAX" doc:"Longest wait between two tries of a PubSub WebSocket; a node that refuses the upgrade (HTTP 4xx: no PubSub) is tried again only this often." envDefault:"60s" min:"1ms" max:"1h"`
 }
 
 // quorumOf is the quorum of n nodes: SUPPLY_QUORUM, checked against n.
@@ -68,6 +78,25 @@ func LoadConfig() (Config, error) {
 	return c, c.Validate()
 }
 
+// withWSDefaults fills the PubSub fields a Config built in code leaves
+// zero with their defaults (LoadConfig always sets them).
+func (c Config) withWSDefaults() Config {
+	d := DefaultConfig()
+	if c.WSPing == 0 {
+		c.WSPing = d.WSPing
+	}
+	if c.WSSilence == 0 {
+		c.WSSilence = d.WSSilence
+	}
+	if c.WSBackoff == 0 {
+		c.WSBackoff = d.WSBackoff
+	}
+	if c.WSBackoffMax == 0 {
+		c.WSBackoffMax = d.WSBackoffMax
+	}
+	return c
+}
+
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
 	errs := []error{config.CheckBounds(c, "SUPPLY_")}
@@ -78,6 +107,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.quorumOf(config.MaxLedgerNodes); err != nil {
 		errs = append(errs, err)
+	}
+	if c.WSSilence <= c.WSPing {
+		errs = append(errs, fmt.Errorf("SUPPLY_WS_SILENCE: %s must be above SUPPLY_WS_PING (%s), or every quiet socket is dropped", c.WSSilence, c.WSPing))
+	}
+	if c.WSBackoffMax < c.WSBackoff {
+		errs = append(errs, fmt.Errorf("SUPPLY_WS_BACKOFF_MAX: %s is below SUPPLY_WS_BACKOFF (%s)", c.WSBackoffMax, c.WSBackoff))
 	}
 	return errors.Join(errs...)
 }

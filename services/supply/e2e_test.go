@@ -117,7 +117,8 @@ func TestLoadConfig(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		c, err := LoadConfig()
 		want := Config{Commitment: CommitmentFinalized, RPCTimeout: 10 * time.Second, RetryAttempts: 3, RetryBase: time.Second,
-			Quorum: "majority", NodeMaxLag: 150}
+			Quorum: "majority", NodeMaxLag: 150, WSPing: 10 * time.Second, WSSilence: 30 * time.Second,
+			WSBackoff: time.Second, WSBackoffMax: time.Minute}
 		if err != nil || c != want || DefaultConfig() != want {
 			t.Errorf("LoadConfig() = %+v, %v; DefaultConfig() = %+v; want %+v", c, err, DefaultConfig(), want)
 		}
@@ -129,9 +130,14 @@ func TestLoadConfig(t *testing.T) {
 		t.Setenv("SUPPLY_RETRY_BASE", "250ms")
 		t.Setenv("SUPPLY_QUORUM", "2")
 		t.Setenv("SUPPLY_NODE_MAX_LAG", "1000")
+		t.Setenv("SUPPLY_WS_PING", "5s")
+		t.Setenv("SUPPLY_WS_SILENCE", "12s")
+		t.Setenv("SUPPLY_WS_BACKOFF", "2s")
+		t.Setenv("SUPPLY_WS_BACKOFF_MAX", "2m")
 		c, err := LoadConfig()
 		want := Config{Commitment: "confirmed", RPCTimeout: 3 * time.Second, RetryAttempts: 5, RetryBase: 250 * time.Millisecond,
-			Quorum: "2", NodeMaxLag: 1000}
+			Quorum: "2", NodeMaxLag: 1000, WSPing: 5 * time.Second, WSSilence: 12 * time.Second,
+			WSBackoff: 2 * time.Second, WSBackoffMax: 2 * time.Minute}
 		if err != nil || c != want {
 			t.Errorf("LoadConfig() = %+v, %v", c, err)
 		}
@@ -144,6 +150,9 @@ func TestLoadConfig(t *testing.T) {
 		"SUPPLY_QUORUM":         {"SUPPLY_QUORUM", "most"},
 		"SUPPLY_QUORUM 0":       {"SUPPLY_QUORUM", "0"},
 		"SUPPLY_RPC_TIMEOUT ":   {"SUPPLY_RPC_TIMEOUT", "soon"},
+		"SUPPLY_WS_SILENCE":     {"SUPPLY_WS_SILENCE", "5s"}, // not above SUPPLY_WS_PING
+		"SUPPLY_WS_PING":        {"SUPPLY_WS_PING", "0s"},
+		"SUPPLY_WS_BACKOFF_MAX": {"SUPPLY_WS_BACKOFF_MAX", "10ms"},
 	} {
 		t.Run("bad "+name, func(t *testing.T) {
 			t.Setenv(env[0], env[1])

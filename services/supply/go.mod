@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tokendata/tokendata/shared v0.0.0

@@ -64,12 +64,22 @@ type Collector struct {
 	// the last cross-check's state, logged once per change.
 	ahead     map[int]aheadSeen
 	lastState string
+
+	// subs are the PubSub subscriptions, one per node (subscribe.go);
+	// subMu guards their records and the chase's target: the highest
+	// notified slot (pushSlot) and when it was last notified (pushAt).
+	subs     []*nodeSub
+	subMu    sync.Mutex
+	pushSlot uint64
+	pushAt   time.Time
+	pushes   chan struct{}
 }
 
 // New builds the collector of token from the common configuration (the
 // RPC URL and the supply and metadata timings), its own Config and the
 // shared dependencies. deps.Store is required; a nil deps.Log discards.
 func New(common config.Common, token config.Token, cfg Config, deps collector.Deps) (*Collector, error) {
+	cfg = cfg.withWSDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -131,13 +141,15 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		Log:       log,
 		Backoff:   collector.Backoff{Attempts: cfg.RetryAttempts, Base: cfg.RetryBase, Max: 30 * cfg.RetryBase},
 		Simulated: deps.Simulated,
-		Redactor:  config.NewRedactor(config.SecretsOf(common)...),
+		Redactor:  config.NewRedactor(append(config.SecretsOf(common), common.LedgerWSs()...)...),
 		Watch:     common.CollectorWatch,
 		Jobs: []collector.Job{
 			{Domain: contract.DomainSupply, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainSupply], Poll: c.pollSupply},
 			{Domain: contract.DomainMetadata, Upstream: contract.UpstreamSolanaRPC, Timing: timings[contract.DomainMetadata], Poll: c.pollMetadata},
 		},
 	}
+	c.pushes = make(chan struct{}, 1)
+	c.initSubscriptions(common)
 	return c, nil
 }
 
@@ -145,6 +157,9 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 // ctx is done. Upstream failures are recorded, never returned.
 func (c *Collector) Run(ctx context.Context) error {
 	defer c.Close()
+	var wg sync.WaitGroup
+	wg.Go(func() { c.runSubscriptions(ctx) })
+	defer wg.Wait()
 	return c.runner.Run(ctx)
 }
 

@@ -146,6 +146,10 @@ type Runner struct {
 
 	mu     sync.Mutex
 	status contract.Status
+	// subs are the ledger subscriptions kept in every status record
+	// (SetSubscriptions); early are Run's per-job wake-ups (Poke).
+	subs  []contract.LedgerSubscription
+	early map[contract.Domain]chan struct{}
 
 	// writeMu orders the runner's writes to the store, so that writing
 	// back a lost record never overwrites a newer one. It guards last.
@@ -167,9 +171,15 @@ func (r *Runner) Run(ctx context.Context) error {
 	early := make([]chan struct{}, len(r.Jobs))
 	busy := make([]atomic.Bool, len(r.Jobs))
 	records := []string{"status"}
+	r.mu.Lock()
+	r.early = make(map[contract.Domain]chan struct{}, len(r.Jobs))
+	for i, j := range r.Jobs {
+		early[i] = make(chan struct{}, 1)
+		r.early[j.Domain] = early[i]
+	}
+	r.mu.Unlock()
 	for i, j := range r.Jobs {
 		records = append(records, string(j.Domain))
-		early[i] = make(chan struct{}, 1)
 		wg.Go(func() {
 			t := time.NewTicker(j.Timing.Refresh)
 			defer t.Stop()
@@ -190,6 +200,53 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.watch(ctx, early, busy) })
 	wg.Wait()
 	return nil
+}
+
+// Poke asks Run to poll domain d now rather than at its next tick. It
+// never blocks: pokes made while a poll of d is pending or running
+// coalesce into one poll after it. It reports whether Run took the poke
+// (false before Run starts, or for a domain without a job).
+func (r *Runner) Poke(d contract.Domain) bool {
+	r.mu.Lock()
+	ch, ok := r.early[d]
+	r.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case ch <- struct{}{}:
+	default: // one is pending already
+	}
+	return true
+}
+
+// SetSubscriptions makes subs the ledger subscriptions of every status
+// record from now on: the next run's record carries them.
+func (r *Runner) SetSubscriptions(subs []contract.LedgerSubscription) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs = append([]contract.LedgerSubscription(nil), subs...)
+	for i := range r.subs {
+		r.subs[i].Error = r.text(r.subs[i].Error)
+	}
+}
+
+// WriteSubscriptions is SetSubscriptions, then the status record written
+// at once (best effort: a store that refuses it gets the next run's), so
+// that a subscription's change of state shows before the next poll.
+func (r *Runner) WriteSubscriptions(ctx context.Context, subs []contract.LedgerSubscription) {
+	r.SetSubscriptions(subs)
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.mu.Lock()
+	ran := len(r.status.Runs) > 0
+	r.mu.Unlock()
+	if !ran { // the first run writes the first record, with every domain
+		return
+	}
+	if err := r.Store.WriteStatus(ctx, r.Status()); err != nil && ctx.Err() == nil {
+		r.Log.Debug("status record not written", "error", "store unavailable")
+	}
 }
 
 func (r *Runner) job(d contract.Domain) *Job {
@@ -402,6 +459,9 @@ func (r *Runner) snapshotLocked() contract.Status {
 	st := contract.Status{Collector: r.Name, Simulated: r.Simulated, Runs: make(map[contract.Domain]contract.Run, len(r.status.Runs))}
 	for k, v := range r.status.Runs {
 		st.Runs[k] = v
+	}
+	if len(r.subs) > 0 {
+		st.Subscriptions = append([]contract.LedgerSubscription(nil), r.subs...)
 	}
 	return st
 }

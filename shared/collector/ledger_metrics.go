@@ -16,6 +16,9 @@ type ledgerMetrics struct {
 	verdict     *prometheus.GaugeVec
 	slotsBehind *prometheus.GaugeVec
 	behind      *prometheus.CounterVec
+	subUp       *prometheus.GaugeVec
+	notes       *prometheus.CounterVec
+	reconnects  *prometheus.CounterVec
 }
 
 func newLedgerMetrics(f promauto.Factory) *ledgerMetrics {
@@ -30,6 +33,62 @@ func newLedgerMetrics(f promauto.Factory) *ledgerMetrics {
 		behind: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "ledger_behind_answers_total",
 			Help: "Ledger answers discarded because they came from a slot before the figure last published (JSON-RPC -32016 or an older context slot), by collector, domain and node."},
 			[]string{"collector", "domain", "node"}),
+		subUp: f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "ledger_subscription_up",
+			Help: "1 when the supply collector's PubSub subscription to the mint on each ledger node is connected, 0 otherwise (connecting, unsupported, or off in SOLANA_WS_URLS: state says which)."},
+			[]string{"node", "state"}),
+		notes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "ledger_subscription_notifications_total",
+			Help: "accountNotification messages received from each ledger node's subscription to the mint (each makes the supply collector poll at once)."},
+			[]string{"node"}),
+		reconnects: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "ledger_subscription_reconnects_total",
+			Help: "Tries of the supply collector to open each ledger node's PubSub socket again after one ended or failed (drop, silence, garbled frame, refused upgrade), failed tries included."},
+			[]string{"node"}),
+	}
+}
+
+// ObserveSubscription sets node's subscription series: up 1 with its
+// state when connected, else 0 with the state it is in.
+func (m *Metrics) ObserveSubscription(node int, state string) {
+	if m == nil {
+		return
+	}
+	n := strconv.Itoa(node)
+	for _, s := range contract.SubscriptionStates {
+		if s != state {
+			m.ledger.subUp.DeleteLabelValues(n, s)
+		}
+	}
+	up := 0.0
+	if state == contract.SubscriptionConnected {
+		up = 1
+	}
+	m.ledger.subUp.WithLabelValues(n, state).Set(up)
+}
+
+// ObserveNotification counts one notification of node.
+func (m *Metrics) ObserveNotification(node int) {
+	if m == nil {
+		return
+	}
+	m.ledger.notes.WithLabelValues(strconv.Itoa(node)).Inc()
+}
+
+// ObserveReconnect counts one socket of node opened again.
+func (m *Metrics) ObserveReconnect(node int) {
+	if m == nil {
+		return
+	}
+	m.ledger.reconnects.WithLabelValues(strconv.Itoa(node)).Inc()
+}
+
+// InitSubscriptions makes the notification and reconnect series of nodes
+// 1..n exist at 0.
+func (m *Metrics) InitSubscriptions(n int) {
+	if m == nil {
+		return
+	}
+	for node := 1; node <= n; node++ {
+		m.ledger.notes.WithLabelValues(strconv.Itoa(node))
+		m.ledger.reconnects.WithLabelValues(strconv.Itoa(node))
 	}
 }
 

@@ -55,6 +55,10 @@ type Common struct {
 	// cross-checks (secret: each URL may carry its own key); empty: the
 	// one node of SolanaRPCURL. See LedgerRPCs.
 	SolanaRPCURLs Secret `doc:"Comma-separated Solana JSON-RPC endpoints, each a node of its own provider (with its own key): the supply collector reads every one on each poll and publishes a changed supply only when SUPPLY_QUORUM of them agree. Nodes are numbered 1..N in this order in answers, metrics and logs, never named. Replaces SOLANA_RPC_URL (setting both is refused). Secret." env:"SOLANA_RPC_URLS" empty:"unset it to use SOLANA_RPC_URL alone, or give a comma-separated list of URLs"`
+	// SolanaWSURLs are the PubSub WebSocket URLs of the ledger nodes,
+	// in the order of LedgerRPCs (secret); empty: derived from each RPC
+	// URL. See LedgerWSs.
+	SolanaWSURLs Secret `doc:"Comma-separated Solana PubSub WebSocket URLs (wss:// or ws://), one per ledger node in the order of SOLANA_RPC_URLS (or the one of SOLANA_RPC_URL); an element off leaves that node without a subscription (polled only). The supply collector subscribes to the mint on each and polls at once on a change. Unset: each node's RPC URL with https turned into wss and http into ws, same host, path and query (as providers publish them). Secret." env:"SOLANA_WS_URLS" empty:"unset it to derive each node's WebSocket URL from its RPC URL, or give a comma-separated list (off for a node without one)"`
 	// HoldersRPCURL is the RPC for holder enumeration (secret); defaults to
 	// SolanaRPCURL.
 	HoldersRPCURL Secret `doc:"RPC endpoint of the holders collector: a node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_METHOD=das. Secret. Unset: SOLANA_RPC_URL (the first node of SOLANA_RPC_URLS)." env:"HOLDERS_RPC_URL" empty:"unset it to use SOLANA_RPC_URL, or give a URL"`
@@ -173,6 +177,73 @@ func (c Common) LedgerRPCs() []Secret {
 	return out
 }
 
+// WSOff is the SOLANA_WS_URLS element of a node without a subscription.
+const WSOff = "off"
+
+// LedgerWSs returns the PubSub WebSocket URL of each ledger node, in the
+// order of LedgerRPCs: the elements of SOLANA_WS_URLS, trimmed, an
+// element "off" as "" (no subscription), or, when the list is empty, each
+// RPC URL with its scheme turned into ws(s) (DeriveWS).
+func (c Common) LedgerWSs() []Secret {
+	rpcs := c.LedgerRPCs()
+	out := make([]Secret, len(rpcs))
+	if strings.TrimSpace(c.SolanaWSURLs.Reveal()) == "" {
+		for i, r := range rpcs {
+			out[i] = DeriveWS(r)
+		}
+		return out
+	}
+	i := 0
+	for part := range strings.SplitSeq(c.SolanaWSURLs.Reveal(), ",") {
+		if i == len(out) {
+			break // validateLedgerWSs refuses the count
+		}
+		if p := strings.TrimSpace(part); !strings.EqualFold(p, WSOff) {
+			out[i] = Secret(p)
+		}
+		i++
+	}
+	return out
+}
+
+// DeriveWS is the PubSub URL providers publish beside an RPC URL: https
+// becomes wss and http ws, host, path and query (the key) unchanged; ""
+// when rpc is not an http(s) URL.
+func DeriveWS(rpc Secret) Secret {
+	v := rpc.Reveal()
+	switch {
+	case strings.HasPrefix(v, "https://"):
+		return Secret("wss://" + strings.TrimPrefix(v, "https://"))
+	case strings.HasPrefix(v, "http://"):
+		return Secret("ws://" + strings.TrimPrefix(v, "http://"))
+	}
+	return ""
+}
+
+// validateLedgerWSs checks SOLANA_WS_URLS: one element per ledger node,
+// each off or a ws(s):// URL, naming the node by its number.
+func (c Common) validateLedgerWSs() error {
+	if strings.TrimSpace(c.SolanaWSURLs.Reveal()) == "" {
+		return nil
+	}
+	parts := strings.Split(c.SolanaWSURLs.Reveal(), ",")
+	if n := len(c.LedgerRPCs()); len(parts) != n {
+		return fmt.Errorf("SOLANA_WS_URLS: %d elements for %d ledger node(s): give one per node, in the order of SOLANA_RPC_URLS (off for a node without a WebSocket)", len(parts), n)
+	}
+	var errs []error
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if strings.EqualFold(p, WSOff) {
+			continue
+		}
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("SOLANA_WS_URLS: node %d: not off nor an absolute ws:// or wss:// URL", i+1))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // validateLedgerRPCs checks SOLANA_RPC_URLS element by element, naming the
 // node by its number, never quoting it.
 func (c Common) validateLedgerRPCs() error {
@@ -242,6 +313,9 @@ func (c Common) Validate() error {
 		}
 	}
 	if err := c.validateLedgerRPCs(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateLedgerWSs(); err != nil {
 		errs = append(errs, err)
 	}
 	for name, a := range map[string]string{"HTTP_ADDR": c.HTTPAddr, "OPS_ADDR": c.OpsAddr} {

@@ -271,6 +271,51 @@ type Status struct {
 	Simulated bool `json:"simulated,omitempty"`
 	// Runs holds the last run per domain.
 	Runs map[Domain]Run `json:"runs"`
+	// Subscriptions are the supply collector's PubSub subscriptions to
+	// the mint, one per ledger node in configuration order (absent for
+	// the other collectors).
+	Subscriptions []LedgerSubscription `json:"subscriptions,omitempty"`
+}
+
+// Subscription states of LedgerSubscription.State.
+const (
+	// SubscriptionConnected: the socket is open and the mint subscribed.
+	SubscriptionConnected = "connected"
+	// SubscriptionConnecting: the socket is being opened, or waits for
+	// its next try after a failure.
+	SubscriptionConnecting = "connecting"
+	// SubscriptionUnsupported: the node refused the WebSocket upgrade
+	// (HTTP 4xx): it is polled only, and tried again at the longest wait.
+	SubscriptionUnsupported = "unsupported"
+	// SubscriptionOff: SOLANA_WS_URLS turns this node's socket off.
+	SubscriptionOff = "off"
+)
+
+// SubscriptionStates lists every LedgerSubscription.State.
+var SubscriptionStates = []string{SubscriptionConnected, SubscriptionConnecting, SubscriptionUnsupported, SubscriptionOff}
+
+// LedgerSubscription is the supply collector's subscription to the mint
+// account on one ledger node (accountSubscribe over the node's PubSub
+// WebSocket). A notification only makes the collector poll at once; the
+// figure published is still the cross-check's.
+type LedgerSubscription struct {
+	// Node is the node's number, 1..N in SOLANA_RPC_URLS order.
+	Node int `json:"node"`
+	// State is one of the Subscription* states.
+	State string `json:"state"`
+	// Since is when the subscription entered State.
+	Since time.Time `json:"since"`
+	// LastNotificationAt is when the node last notified a change of the
+	// mint, if ever.
+	LastNotificationAt *time.Time `json:"last_notification_at"`
+	// LastNotificationSlot is that notification's context slot (0 when
+	// none).
+	LastNotificationSlot uint64 `json:"last_notification_slot"`
+	// Reconnects counts the tries to open a socket after the first one,
+	// failed tries included.
+	Reconnects int `json:"reconnects"`
+	// Error is why the last socket ended or failed, without any secret.
+	Error string `json:"error,omitempty"`
 }
 
 // Run is one poll of one domain.

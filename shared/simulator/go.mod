@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/gagliardetto/binary v0.8.0
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	go.uber.org/goleak v1.3.0
 )

@@ -321,7 +321,8 @@ The RPC URLs of a collector, from an existing Secret (they carry API keys):
 (dict "root" $ "holders" true). Several ledger nodes: one key per node
 (nodeUrlKeys, each into SOLANA_RPC_NODE_<n>, joined into SOLANA_RPC_URLS by
 the kubelet's $(VAR) expansion, so no URL is ever a value), or one key
-holding the list (solanaUrlsKey). Without a Secret the services use their
+holding the list (solanaUrlsKey); the supply collector's PubSub URLs from
+wsUrlsKey (SOLANA_WS_URLS), else derived from the RPC URLs. Without a Secret the services use their
 built-in public endpoint; with simulator.enabled, the simulator.
 */}}
 {{- define "tokendata.rpcEnv" -}}
@@ -355,6 +356,13 @@ built-in public endpoint; with simulator.enabled, the simulator.
     secretKeyRef:
       name: {{ $rpc.existingSecret }}
       key: {{ $rpc.solanaUrlKey }}
+{{- end }}
+{{- if and (not .holders) $rpc.wsUrlsKey }}
+- name: SOLANA_WS_URLS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ $rpc.wsUrlsKey }}
 {{- end }}
 {{- if and (not .holders) $rpc.quorum }}
 - name: SUPPLY_QUORUM

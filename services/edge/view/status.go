@@ -44,6 +44,11 @@ type statusChecks struct {
 	// LedgerNodes is the supply collector's last cross-check of the
 	// ledger nodes (null when its status record holds none).
 	LedgerNodes *crosscheck.LedgerNodesCheck `json:"ledger_nodes"`
+	// LedgerSubscriptions are the supply collector's PubSub
+	// subscriptions to the mint, per node (null when its status record
+	// holds none). Informational: a subscription down never makes the
+	// service degraded, since polling goes on.
+	LedgerSubscriptions *subscriptionsCheck `json:"ledger_subscriptions"`
 	// Signing says whether answers are signed, and with which key.
 	Signing          signingCheck  `json:"signing"`
 	MarketAggregator upstreamCheck `json:"market_aggregator"`
@@ -187,6 +192,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
 	ledger, ledgerProblems := crosscheck.LedgerNodes(statuses[contract.CollectorSupply], in.Redact)
 	b.Checks.LedgerNodes = ledger
+	b.Checks.LedgerSubscriptions = in.subscriptionsCheck(statuses[contract.CollectorSupply])
 	b.Checks.Signing = in.signingCheck()
 	for _, p := range ledgerProblems {
 		problem(p)
@@ -322,4 +328,63 @@ func (in *RenderInputs) signingCheck() signingCheck {
 		return signingCheck{Status: "off"}
 	}
 	return signingCheck{Status: "on", KeyID: ptr(s.KeyID), Generated: s.Generated, PreviousKeyID: nonEmpty(s.PreviousKeyID)}
+}
+
+// subscriptionsCheck is /api/status's checks.ledger_subscriptions.
+type subscriptionsCheck struct {
+	// Status is ok (every node with a WebSocket subscribed), degraded
+	// (some), down (none of them), or off (no node has one).
+	Status    string              `json:"status"`
+	Connected int                 `json:"connected"`
+	Nodes     int                 `json:"nodes"`
+	PerNode   []subscriptionCheck `json:"per_node"`
+}
+
+type subscriptionCheck struct {
+	Node                 int     `json:"node"`
+	State                string  `json:"state"`
+	Since                string  `json:"since"`
+	LastNotificationAt   *string `json:"last_notification_at"`
+	LastNotificationSlot *uint64 `json:"last_notification_slot"`
+	Reconnects           int     `json:"reconnects"`
+	Error                *string `json:"error"`
+}
+
+// subscriptionsCheck renders the supply collector's subscriptions; nil
+// when its record holds none. It adds no problem: polling is the safety
+// net, and the LedgerSubscriptionDown alert says when pushes stop.
+func (in *RenderInputs) subscriptionsCheck(rec contract.Status) *subscriptionsCheck {
+	if len(rec.Subscriptions) == 0 {
+		return nil
+	}
+	sc := &subscriptionsCheck{Nodes: len(rec.Subscriptions), PerNode: make([]subscriptionCheck, 0, len(rec.Subscriptions))}
+	withSocket := 0
+	for _, s := range rec.Subscriptions {
+		c := subscriptionCheck{Node: s.Node, State: s.State, Since: answer.FormatTime(s.Since), Reconnects: s.Reconnects}
+		if s.LastNotificationAt != nil {
+			c.LastNotificationAt = timeStr(*s.LastNotificationAt)
+			c.LastNotificationSlot = ptr(s.LastNotificationSlot)
+		}
+		if s.Error != "" {
+			c.Error = ptr(in.Redact(s.Error))
+		}
+		if s.State != contract.SubscriptionOff {
+			withSocket++
+		}
+		if s.State == contract.SubscriptionConnected {
+			sc.Connected++
+		}
+		sc.PerNode = append(sc.PerNode, c)
+	}
+	switch {
+	case withSocket == 0:
+		sc.Status = "off"
+	case sc.Connected == withSocket:
+		sc.Status = StatusOK
+	case sc.Connected > 0:
+		sc.Status = StatusDegraded
+	default:
+		sc.Status = StatusDown
+	}
+	return sc
 }

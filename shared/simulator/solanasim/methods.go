@@ -364,7 +364,20 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 	if e != nil {
 		return nil, e
 	}
+	acc, e := s.account(ctx, k, cfg)
+	if e != nil {
+		return nil, e
+	}
+	if acc == nil {
+		return s.wrap(slot, nil), nil
+	}
+	return s.wrap(slot, acc), nil
+}
 
+// account is account k as the node of ctx sees it, encoded as cfg asks
+// (nil when the account does not exist): getAccountInfo's value and
+// accountNotification's.
+func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (*uiAccount, *rpcError) {
 	var (
 		st    mintState
 		data  []byte
@@ -381,7 +394,7 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 	}
 	s.mu.RUnlock()
 	if data == nil {
-		return s.wrap(slot, nil), nil
+		return nil, nil
 	}
 	acc := uiAccount{
 		Lamports:  rentExempt(len(data)),
@@ -402,7 +415,7 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 		}
 		acc.Data = b
 	}
-	return s.wrap(slot, acc), nil
+	return &acc, nil
 }
 
 func optString(k optKey) *string {

@@ -51,6 +51,10 @@ type NodeFault struct {
 	Delta int64
 	// Accounts is how many token accounts of each mint NodeHide leaves out.
 	Accounts int
+	// Socket is the fault of the node's PubSub WebSocket, beside Kind
+	// (which it leaves as it is: a lagging node's socket notifies its
+	// lagged view). See SocketFault.
+	Socket SocketFault
 }
 
 // DefaultWrongDelta is NodeWrong's Delta when "wrong" names none.
@@ -58,8 +62,41 @@ const DefaultWrongDelta = 12_345
 
 // ParseNodeFault reads a fault as the simulate command takes it: "ok",
 // "lag:K", "wrong" or "wrong:D" (D may be negative), "down", "lb:K",
-// "hide:K".
+// "hide:K", a socket fault ("ws-drop", "ws-stall", "ws-garble", "ws-off"),
+// or a node fault and a socket fault joined by "+" ("lag:1000+ws-stall").
 func ParseNodeFault(s string) (NodeFault, error) {
+	var out NodeFault
+	kinds, sockets := 0, 0
+	for part := range strings.SplitSeq(s, "+") {
+		if sf, ok := parseSocketFault(part); ok {
+			out.Socket = sf
+			sockets++
+			continue
+		}
+		f, err := parseNodeKind(part)
+		if err != nil {
+			return NodeFault{}, err
+		}
+		f.Socket = out.Socket
+		out = f
+		kinds++
+	}
+	if kinds > 1 || sockets > 1 {
+		return NodeFault{}, fmt.Errorf("%q: at most one node fault and one socket fault, as lag:1000+ws-stall", s)
+	}
+	return out, nil
+}
+
+// parseSocketFault reads a socket fault's name.
+func parseSocketFault(s string) (SocketFault, bool) {
+	switch f := SocketFault(s); f {
+	case SocketDrop, SocketStall, SocketGarble, SocketOff:
+		return f, true
+	}
+	return "", false
+}
+
+func parseNodeKind(s string) (NodeFault, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	switch NodeFaultKind(kind) {
 	case "ok":
@@ -92,7 +129,7 @@ func ParseNodeFault(s string) (NodeFault, error) {
 		}
 		return NodeFault{Kind: NodeHide, Accounts: k}, nil
 	}
-	return NodeFault{}, fmt.Errorf("%q is not ok, lag:K, wrong[:D], down, lb:K or hide:K", s)
+	return NodeFault{}, fmt.Errorf("%q is not ok, lag:K, wrong[:D], down, lb:K, hide:K, ws-drop, ws-stall, ws-garble or ws-off", s)
 }
 
 // view is how a node departs from the ledger for one request.
@@ -160,6 +197,9 @@ type Node struct {
 	srv   *Server
 	fault atomic.Pointer[NodeFault]
 	flip  atomic.Uint64
+	// setMu orders SetFault and SetSocketFault.
+	setMu   sync.Mutex
+	sockets socketSet
 
 	mu   sync.Mutex
 	http *http.Server
@@ -173,8 +213,37 @@ func (s *Server) NewNode() *Node {
 	return n
 }
 
-// SetFault sets the node's fault (NodeFault{} heals it).
-func (n *Node) SetFault(f NodeFault) { n.fault.Store(&f) }
+// SetFault sets the node's fault, its socket's included (NodeFault{}
+// heals it). A socket fault acts at once on the open sockets (see
+// SocketFault).
+func (n *Node) SetFault(f NodeFault) {
+	n.setMu.Lock()
+	defer n.setMu.Unlock()
+	n.setLocked(f)
+}
+
+func (n *Node) setLocked(f NodeFault) {
+	old := n.fault.Swap(&f)
+	if f.Socket != old.Socket || f.Kind == NodeDown {
+		applySocketFault(&n.sockets, f.Socket)
+	}
+	if f.Kind == NodeDown {
+		n.sockets.closeAll()
+	}
+}
+
+// SetSocketFault sets the fault of the node's PubSub WebSocket alone
+// (SocketOK heals it), leaving the node's other fault as it is.
+func (n *Node) SetSocketFault(sf SocketFault) {
+	n.setMu.Lock()
+	defer n.setMu.Unlock()
+	f := *n.fault.Load()
+	f.Socket = sf
+	n.setLocked(f)
+}
+
+// Sockets is the number of PubSub sockets open on the node.
+func (n *Node) Sockets() int { return n.sockets.Len() }
 
 // Fault returns the node's fault.
 func (n *Node) Fault() NodeFault { return *n.fault.Load() }
@@ -182,6 +251,17 @@ func (n *Node) Fault() NodeFault { return *n.fault.Load() }
 // ServeHTTP answers as the node.
 func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := n.Fault()
+	if f.Kind != NodeDown && isUpgrade(r) && !strings.HasPrefix(r.URL.Path, ControlPrefix) {
+		if f.Socket == SocketOff {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)
+			return
+		}
+		// A balancer pins a socket to one of its two nodes.
+		lagging := f.Kind == NodeBalancer && n.flip.Add(1)%2 == 0
+		n.srv.servePubSub(w, r, &n.sockets, func() view { return n.viewNow(lagging) }, func() SocketFault { return n.Fault().Socket })
+		return
+	}
 	var v view
 	switch f.Kind {
 	case NodeDown:
@@ -199,6 +279,25 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v.hide = f.Accounts
 	}
 	n.srv.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+}
+
+// viewNow is the node's view for a PubSub socket: its fault now; a
+// balancer's socket sees the lagging node when lagging.
+func (n *Node) viewNow(lagging bool) view {
+	f := n.Fault()
+	switch f.Kind {
+	case NodeLag:
+		return view{lag: f.Slots}
+	case NodeBalancer:
+		if lagging {
+			return view{lag: f.Slots}
+		}
+	case NodeWrong:
+		return view{delta: f.Delta}
+	case NodeHide:
+		return view{hide: f.Accounts}
+	}
+	return view{}
 }
 
 // StartOn serves the node on host (empty: 127.0.0.1) and port (0: an
@@ -240,6 +339,7 @@ func (n *Node) Close() error {
 		return nil
 	}
 	err := srv.Close()
+	n.sockets.closeAll()
 	<-done
 	return err
 }

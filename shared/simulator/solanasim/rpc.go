@@ -74,6 +74,15 @@ func init() {
 
 // serveHTTP reads the JSON-RPC request(s), applies faults, and answers.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, ControlPrefix) {
+		s.serveControl(w, r)
+		return
+	}
+	if isUpgrade(r) {
+		v := viewOf(r.Context())
+		s.servePubSub(w, r, &s.sockets, func() view { return v }, nil)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)

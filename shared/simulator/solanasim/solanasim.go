@@ -9,6 +9,14 @@
 // injected per RPC method name through Faults (package fault); "*" applies to
 // every HTTP request.
 //
+// Each port also speaks Solana's PubSub (accountSubscribe,
+// accountNotification, accountUnsubscribe) on a GET with Upgrade:
+// websocket, at any path, as providers publish wss:// URLs with the path
+// and key of their https:// ones (see pubsub.go; a Node's socket faults are
+// SocketFault), and serves a control endpoint that mints and burns on
+// demand for other processes: POST /_simulator/burn?amount=N and
+// POST /_simulator/mint?amount=N (ControlPrefix).
+//
 //	srv := solanasim.New()
 //	_ = srv.AddToken(solanasim.Token{Mint: mint, Decimals: 9, Supply: s,
 //		Holders: solanasim.Holders{Accounts: 10_000, Seed: 1}})
@@ -70,6 +78,21 @@ type Server struct {
 	srvMu sync.Mutex
 	srv   *http.Server
 	done  chan struct{}
+
+	// defaultMint is the first token added: the one the control endpoint
+	// (/_simulator/burn, /_simulator/mint) changes when it names none.
+	defaultMint pubkey // guarded by mu
+	hasDefault  bool   // guarded by mu
+
+	// changed is closed (and replaced) whenever the ledger changes: a
+	// mint's state or the slot. PubSub sockets wait on it.
+	chMu    sync.Mutex
+	changed chan struct{}
+	nextSub atomic.Uint64
+	// sockets are the PubSub sockets served by Start's listener (a Node
+	// keeps its own): Close ends them, since net/http does not close
+	// hijacked connections.
+	sockets socketSet
 }
 
 // simToken is a token registered on the server.
@@ -90,6 +113,7 @@ func New(opts ...Option) *Server {
 		faults:     fault.NewSet(),
 		tokens:     map[pubkey]*simToken{},
 		byMeta:     map[pubkey]*simToken{},
+		changed:    make(chan struct{}),
 	}
 	s.slot.Store(300_000_000)
 	for _, o := range opts {
@@ -142,14 +166,18 @@ func (s *Server) AddToken(t Token) error {
 		delete(s.byMeta, old.metaPDA)
 	}
 	s.tokens[mint] = tok
+	if !s.hasDefault {
+		s.defaultMint, s.hasDefault = mint, true
+	}
 	if t.Metadata == MetadataMetaplex {
 		s.byMeta[pda] = tok
 	}
 	return nil
 }
 
-// Handler returns the JSON-RPC handler (POST /), for use with httptest or
-// another server.
+// Handler returns the JSON-RPC handler (POST /, the PubSub WebSocket on a
+// GET with Upgrade: websocket, and the control endpoint /_simulator/), for
+// use with httptest or another server.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Faults returns the server's fault table. Route names are the RPC method
@@ -201,6 +229,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := srv.Close()
+	s.sockets.closeAll()
 	<-done
 	return err
 }
@@ -251,6 +280,7 @@ func (s *Server) update(mint string, f func(*mintState) error) error {
 		return err
 	}
 	tok.remember(s.slot.Load())
+	s.signal()
 	return nil
 }
 
@@ -303,7 +333,11 @@ func (s *Server) SetUnhealthy(slotsBehind uint64) {
 }
 
 // BumpSlot advances the slot by n and returns the new slot.
-func (s *Server) BumpSlot(n uint64) uint64 { return s.slot.Add(n) }
+func (s *Server) BumpSlot(n uint64) uint64 {
+	slot := s.slot.Add(n)
+	s.signal()
+	return slot
+}
 
 // Slot returns the current (processed) slot.
 func (s *Server) Slot() uint64 { return s.slot.Load() }

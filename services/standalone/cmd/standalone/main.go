@@ -107,7 +107,7 @@ YAML to paste into the token file.`,
 					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
 					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
 					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
-					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K (repeatable; the kinds are listed above)", func(v string) error {
+					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K|ws-drop|ws-stall|ws-garble|ws-off (joined with +; repeatable; the kinds are listed above)", func(v string) error {
 						spec, isNode, err := standalone.ParseNodeFaultSpec(v)
 						if isNode {
 							nodes = append(nodes, spec)
@@ -232,6 +232,21 @@ from 1,000 slots ago, and -32016 below a minContextSlot it has not reached),
 node2=wrong[:D] (a supply off by D base units), node3=down (HTTP 503),
 node1=lb:1000 (a load balancer alternating a current node and one 1,000 slots
 behind), node2=hide:10 (leaves 10 token accounts of each mint out of
-getProgramAccounts and getTokenAccounts: fewer holders).`)
+getProgramAccounts and getTokenAccounts: fewer holders).
+
+PubSub: every port (the node's and each ledger node's) also speaks Solana's
+PubSub WebSocket on a GET with Upgrade: websocket at the RPC URL's own path
+(accountSubscribe, accountNotification, accountUnsubscribe); the services
+derive ws:// from http:// (SOLANA_WS_URLS, printed). A node's socket has faults
+of its own, alone or joined to another with +: node1=ws-drop (every socket
+dropped when set, and each new one right after its upgrade), node2=ws-stall
+(sockets stay open and answer nothing, no pong either), node2=ws-garble
+(frames that are not JSON or of the wrong shape), node3=ws-off (the upgrade
+refused with HTTP 405: a provider without PubSub), node2=lag:1000+ws-stall.
+
+Burn and mint on demand, from any process, on any of the printed RPC ports:
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/burn?amount=1000000'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/mint?amount=1000000'
+(base units of the simulated token; the answer is the new supply and the slot).`)
 	return b.String()
 }
