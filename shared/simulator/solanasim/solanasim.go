@@ -279,7 +279,10 @@ func (s *Server) update(mint string, f func(*mintState) error) error {
 	if err := f(&tok.state); err != nil {
 		return err
 	}
-	tok.remember(s.slot.Load())
+	// A change is a transaction: it lands in a slot after the one the
+	// ledger was at, as on a real ledger, where an account has one state
+	// per slot and subscribers are notified once per slot.
+	tok.remember(s.slot.Add(1))
 	s.signal()
 	return nil
 }
@@ -287,9 +290,17 @@ func (s *Server) update(mint string, f func(*mintState) error) error {
 // Supply is mint's supply in base units now, and false when mint is
 // unknown.
 func (s *Server) Supply(mint string) (uint64, bool) {
-	var supply uint64
-	err := s.update(mint, func(m *mintState) error { supply = m.supply; return nil })
-	return supply, err == nil
+	k, err := parsePubkey(mint)
+	if err != nil {
+		return 0, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	tok, ok := s.tokens[k]
+	if !ok {
+		return 0, false
+	}
+	return tok.state.supply, true
 }
 
 // SetSupply changes mint's supply (the holder set is unchanged).
