@@ -263,7 +263,7 @@ func TestAggregatorsDisagreeBy40Percent(t *testing.T) {
 	injected := time.Now()
 
 	reads, skewedReads, statuses := 0, 0, map[string]int{}
-	maxHeld, lastHeld := 0, 0
+	maxHeld, lastHeld, limit := 0, 0, 0
 	var heldFor, published time.Duration
 	var problem, firstHeldAt string
 	// Five held polls, the publication and two polls after it take eight
@@ -304,11 +304,15 @@ func TestAggregatorsDisagreeBy40Percent(t *testing.T) {
 			}
 			lastHeld, maxHeld = c.HeldPolls, max(maxHeld, c.HeldPolls)
 		case contract.PriceDisagree:
-			if maxHeld != c.MaxHeldPolls || c.HeldPolls <= c.MaxHeldPolls || gt != skewed || p.deviation() != "0.4" {
+			// Every held poll is not necessarily read: a read of three
+			// paths under -race on a busy machine can outlast a poll, so
+			// the count is the proof: held_polls past max_held_polls, and
+			// at least one held answer seen before.
+			if maxHeld < 1 || maxHeld > c.MaxHeldPolls || c.HeldPolls <= c.MaxHeldPolls || gt != skewed || p.deviation() != "0.4" {
 				t.Fatalf("read %d: disagree after %d held polls (held_polls %d), geckoterminal %s, deviation %s", reads, maxHeld, c.HeldPolls, gt, p.deviation())
 			}
 			if published == 0 {
-				published = time.Since(injected)
+				published, limit = time.Since(injected), c.MaxHeldPolls
 			}
 		default:
 			t.Fatalf("read %d: verdict %s during the skew", reads, c.Verdict)
@@ -336,8 +340,8 @@ func TestAggregatorsDisagreeBy40Percent(t *testing.T) {
 		}
 	}
 	// Five held polls, then the sixth publishes: counted in polls (the
-	// disagree case above requires held_polls past max_held_polls and
-	// every held poll seen); the time it took is recorded, not bounded (a
+	// disagree case above requires held_polls past max_held_polls and a
+	// held answer seen before it); the time it took is recorded, not bounded (a
 	// poll under -race on a busy machine takes longer than its interval).
 	if maxHeld == 0 || published == 0 {
 		t.Fatalf("held polls %d, published after %s: the hold was not seen end to end", maxHeld, published)
@@ -347,7 +351,7 @@ func TestAggregatorsDisagreeBy40Percent(t *testing.T) {
 	recovery := m.recoverAgreed(t, truth, bound)
 	recordRow(t, matrixRow{Order: 14, Fault: "the aggregators disagree by 40 % (GeckoTerminal skewed +40 %: beyond the 20 % hold bound; polls of 1 s, at most 5 held)",
 		During: fmt.Sprintf("200, never GeckoTerminal's %s: `cross_check` `held` (the last published %s USD, its `updated_at` kept, polls 1 to %d, first seen %s after the fault began), then from %s on DexScreener's %s USD published afresh, `disagree`, both figures, deviation 0.4; `price_sources_disagree` throughout (%d reads)",
-			skewed, truth, maxHeld, roundDuration(heldFor), roundDuration(published), truth, skewedReads),
+			skewed, truth, limit, roundDuration(heldFor), roundDuration(published), truth, skewedReads),
 		Status:   fmt.Sprintf("%s; `%s`", counts(statuses), problem),
 		Recovery: recovery, Bound: bound})
 }
