@@ -337,6 +337,106 @@ func TestEventsSlowSubscriberDropped(t *testing.T) {
 	}
 }
 
+// TestEventsPausedSubscriberCatchesUp: a client that stops reading for a
+// while, less than the write timeout, fills its socket; its stream waits
+// for it on a goroutine of its own, and when it reads again it has every
+// event the fast client had, in order, and its stream goes back to the
+// fleet's writers and stays open.
+func TestEventsPausedSubscriberCatchesUp(t *testing.T) {
+	st := redisStore(t)
+	ctx := context.Background()
+	if err := edgetest.WriteAll(ctx, st, time.Now().Add(-10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
+		c.EventMaxPending, c.EventWriteTimeout = 4<<20, 30*time.Second
+	})
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := io.WriteString(conn, "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	fast := subscribe(t, e.url, "")
+	// Changes until the paused client's stream waits for it.
+	var last string
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; e.srv.waitingStreams() < 1; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stream waited for a client that reads nothing, after %d changes", i)
+		}
+		last = fmt.Sprintf("0.0000%06d", 100000+i)
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Two more changes while it waits.
+	for i := range 2 {
+		time.Sleep(200 * time.Millisecond)
+		last = fmt.Sprintf("0.0000%06d", 200000+i)
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `"price_usd":` + strings.TrimRight(last, "0") + `,`
+	var fastIDs []string
+	for {
+		ev := fast.next(t)
+		fastIDs = append(fastIDs, ev.Name+" "+ev.ID)
+		if ev.Name == events.NamePrice && strings.Contains(ev.Data, want) {
+			break
+		}
+	}
+	// It reads again: the head, then every event the fast client had.
+	br := bufio.NewReader(conn)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	r := sse.NewReader(br)
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var pausedIDs []string
+	for len(pausedIDs) < len(fastIDs) {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("the paused client's stream after %d of %d events: %v", len(pausedIDs), len(fastIDs), err)
+		}
+		pausedIDs = append(pausedIDs, ev.Name+" "+ev.ID)
+	}
+	if strings.Join(pausedIDs, ",") != strings.Join(fastIDs, ",") {
+		t.Errorf("the paused client had\n%v\nthe fast one\n%v", pausedIDs, fastIDs)
+	}
+	waitFor(t, func() bool { return e.srv.waitingStreams() == 0 })
+	// Back with the writers: the next change reaches it.
+	next := "0.00003000001"
+	if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(next), time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("after it caught up: %v", err)
+		}
+		if ev.Name == events.NamePrice && strings.Contains(ev.Data, `"price_usd":`+next+`,`) {
+			break
+		}
+	}
+	if open, slow := e.srv.openStreams(), testutil.ToFloat64(e.srv.serveMetricsEnded("slow")); open != 2 || slow != 0 {
+		t.Errorf("%d streams open, %v dropped as slow; want both open, none dropped", open, slow)
+	}
+}
+
 // TestEventsStreamCap: past EDGE_MAX_EVENT_STREAMS a stream is refused
 // with the API's 503; a cap at or above the connection cap is refused at
 // start.

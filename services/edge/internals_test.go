@@ -73,4 +73,5 @@ func (s *Server) serveMetricsEvents(name string) prometheus.Counter {
 func (s *Server) serveMetricsEnded(reason string) prometheus.Counter {
 	return s.serve.StreamsEndedCounter(reason)
 }
-func (s *Server) openStreams() int64 { return s.serve.OpenStreams() }
+func (s *Server) openStreams() int64    { return s.serve.OpenStreams() }
+func (s *Server) waitingStreams() int64 { return s.serve.WaitingStreams() }

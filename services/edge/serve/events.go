@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -58,6 +57,7 @@ const (
 // eventMetrics are the stream's series.
 type eventMetrics struct {
 	open      atomic.Int64
+	waiting   atomic.Int64
 	events    *prometheus.CounterVec
 	delivered prometheus.Counter
 	ended     *prometheus.CounterVec
@@ -86,6 +86,9 @@ func newEventMetrics(f promauto.Factory, s *Server) *eventMetrics {
 	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "event_streams_open",
 		Help: "Streams of /api/events open now."}, func() float64 { return float64(m.open.Load()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "event_streams_waiting",
+		Help: "Streams of /api/events on a goroutine of their own now: their socket was full, and each waits for its client to read (within EDGE_EVENT_WRITE_TIMEOUT a write) until it has caught up."},
+		func() float64 { return float64(m.waiting.Load()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "edge", Name: "event_streams_max",
 		Help: "EDGE_MAX_EVENT_STREAMS: the most streams of /api/events open at once."},
 		func() float64 { return float64(s.cfg.Events.MaxStreams) })
@@ -108,15 +111,16 @@ var (
 // changes (services/edge/events), until the client leaves, the stream's
 // maximum age, or the edge's shutdown. HEAD gets the stream's headers.
 //
-// A stream takes its connection over from net/http (Hijack): the head is
-// written here, the body is delimited by the connection's close, and a
-// goroutine of its own, with a fresh small stack, writes the hub's shared
-// event bytes straight to the socket. Left to net/http, each stream would
-// keep a handler goroutine parked under the middleware (16 KiB of stack),
-// a background reader and 10 KiB of per-connection buffers that a stream
-// never uses: 35 KiB a stream against 8 (make bench-events). The request
-// is logged and counted when the stream starts; a client that went away
-// is seen at the next write, a heartbeat at the latest.
+// A stream takes its connection over from net/http (Hijack): its head and
+// first events are written here, the body is delimited by the
+// connection's close, and the edge's fleet of writers (fleet.go) writes
+// the hub's shared event bytes straight to the socket, with no goroutine
+// of the stream's own while it keeps up. Left to net/http, each stream
+// would keep a handler goroutine parked under the middleware (16 KiB of
+// stack), a background reader and 10 KiB of per-connection buffers that a
+// stream never uses (make bench-events). The request is logged and
+// counted when the stream starts; a client that went away is seen at the
+// next write, a heartbeat at the latest.
 func (s *Server) serveEvents(c *gin.Context) {
 	o := s.cfg.Events
 	m := s.metrics.ev
@@ -156,7 +160,7 @@ func (s *Server) serveEvents(c *gin.Context) {
 		return
 	}
 	streaming = true
-	go s.stream(nc, streamHead(h, jitter(o.Retry, 0.25)), first, cur)
+	s.fleet.add(nc, streamHead(h, jitter(o.Retry, 0.25)), first, cur)
 }
 
 // streamHead is a stream's status line, headers and retry field.
@@ -170,69 +174,6 @@ func streamHead(h http.Header, retry time.Duration) []byte {
 	b.WriteString(strconv.FormatInt(retry.Milliseconds(), 10))
 	b.WriteString("\n\n")
 	return b.Bytes()
-}
-
-// stream writes a stream on its connection, from head and the first
-// events on, until it ends; it closes the connection.
-func (s *Server) stream(nc net.Conn, head []byte, first []*events.Event, cur events.Cursor) {
-	o := s.cfg.Events
-	m := s.metrics.ev
-	defer m.open.Add(-1)
-	defer func() { _ = nc.Close() }() // our listener's conn: frees its place under the cap
-	sock := socket(nc, o.MaxPending)
-	// The first events (the snapshot of a new client, or what a resuming
-	// one missed) were published before it came: not fan-out.
-	if !s.send(sock, head, first, false) {
-		m.ended.WithLabelValues(endSlow).Inc()
-		return
-	}
-	age := time.NewTimer(jitter(o.MaxAge, 0.1))
-	defer age.Stop()
-	// A heartbeat falls due a heartbeat (±10 %, so that the streams an
-	// event woke do not all beat in the same instant) after the last
-	// write. The timer is not reset per event (10,000 timer updates a
-	// change): when it fires after a write, it waits out the rest.
-	beat := time.NewTimer(jitter(o.Heartbeat, 0.1))
-	defer beat.Stop()
-	lastWrite := time.Now()
-	for {
-		evs, wake, err := o.Hub.Next(&cur, uint64(o.MaxPending))
-		switch {
-		case errors.Is(err, events.ErrClosed):
-			m.ended.WithLabelValues(endClosing).Inc()
-			return
-		case err != nil:
-			m.ended.WithLabelValues(endSlow).Inc()
-			return
-		}
-		if len(evs) > 0 {
-			if !s.send(sock, nil, evs, true) {
-				m.ended.WithLabelValues(endSlow).Inc()
-				return
-			}
-			lastWrite = time.Now()
-			continue
-		}
-		select {
-		case <-wake:
-		case <-beat.C:
-			if idle := time.Since(lastWrite); idle < o.Heartbeat*9/10 {
-				beat.Reset(jitter(o.Heartbeat, 0.1) - idle)
-				continue
-			}
-			if !s.send(sock, heartbeat, nil, false) {
-				// Nothing was pending: the client is gone (or has read
-				// nothing for a whole write timeout).
-				m.ended.WithLabelValues(endClient).Inc()
-				return
-			}
-			lastWrite = time.Now()
-			beat.Reset(jitter(o.Heartbeat, 0.1))
-		case <-age.C:
-			m.ended.WithLabelValues(endMaxAge).Inc()
-			return
-		}
-	}
 }
 
 // maxSendBuffer caps a stream socket's kernel send buffer.
@@ -261,34 +202,6 @@ func socket(nc net.Conn, maxPending int64) net.Conn {
 // heartbeat is the comment an idle stream sends.
 var heartbeat = []byte(": heartbeat\n\n")
 
-// send writes prefix and evs in one writev, within WriteTimeout; false
-// when the client could not take them. With fanout, the time since each
-// event's publication goes to event_fanout_seconds.
-func (s *Server) send(sock net.Conn, prefix []byte, evs []*events.Event, fanout bool) bool {
-	_ = sock.SetWriteDeadline(time.Now().Add(s.cfg.Events.WriteTimeout))
-	bufs := make(net.Buffers, 0, len(evs)+1)
-	if len(prefix) > 0 {
-		bufs = append(bufs, prefix)
-	}
-	for _, e := range evs {
-		bufs = append(bufs, e.Wire())
-	}
-	if _, err := bufs.WriteTo(sock); err != nil {
-		return false
-	}
-	if len(evs) > 0 {
-		now := time.Now()
-		m := s.metrics.ev
-		m.delivered.Add(float64(len(evs)))
-		if fanout {
-			for _, e := range evs {
-				m.fanout.Observe(now.Sub(e.At).Seconds())
-			}
-		}
-	}
-	return true
-}
-
 // jitter is d ± frac of it, at random.
 func jitter(d time.Duration, frac float64) time.Duration {
 	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1))) //nolint:gosec // spreading reconnections, not a secret
@@ -316,3 +229,6 @@ func (s *Server) StreamsEndedCounter(reason string) prometheus.Counter {
 
 // OpenStreams is the number of streams open now.
 func (s *Server) OpenStreams() int64 { return s.metrics.ev.open.Load() }
+
+// WaitingStreams is the number of streams waiting for their client now.
+func (s *Server) WaitingStreams() int64 { return s.metrics.ev.waiting.Load() }

@@ -76,6 +76,8 @@ type Server struct {
 	// errTooManyStreams and errClosing answer /api/events past
 	// EDGE_MAX_EVENT_STREAMS and during the shutdown.
 	errTooManyStreams, errClosing *answer.Answer
+	// fleet writes the streams of /api/events (fleet.go).
+	fleet *fleet
 }
 
 // New builds the server and its engine, its series registered on
@@ -97,6 +99,9 @@ func New(o Options) *Server {
 		"The server has too many open connections; retry later.", o.RetryAfter), closeHeaders)
 	s.conns = newConns(o.MaxConnections, refusal, s.refusedConn,
 		&rawAnswers{maxHeaderBytes: o.MaxHeaderBytes, retryAfter: o.RetryAfter, counted: s.metrics.rejected})
+	if o.Events.Hub != nil {
+		s.fleet = newFleet(s, o.Events.Hub, o.Events.Heartbeat)
+	}
 	s.engine = s.newEngine()
 	return s
 }
