@@ -437,6 +437,47 @@ func TestEventsPausedSubscriberCatchesUp(t *testing.T) {
 	}
 }
 
+// TestEventsManyStreamsEveryChange: changes in quick succession, while
+// the writers are busy with many streams, reach every stream, in the same
+// order: a publication during a round of writes is not missed.
+func TestEventsManyStreamsEveryChange(t *testing.T) {
+	st := redisStore(t)
+	ctx := context.Background()
+	if err := edgetest.WriteAll(ctx, st, time.Now().Add(-10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	e := startLive(t, st)
+	subs := make([]*stream, 300)
+	for i := range subs {
+		subs[i] = subscribe(t, e.url, "")
+	}
+	var last string
+	for i := range 30 {
+		last = fmt.Sprintf("0.0000%06d", 300000+i)
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%4) * time.Millisecond)
+	}
+	want := `"price_usd":` + strings.TrimRight(last, "0") + `,`
+	var first []string
+	for i, s := range subs {
+		var got []string
+		for {
+			ev := s.next(t)
+			got = append(got, ev.ID)
+			if ev.Name == events.NamePrice && strings.Contains(ev.Data, want) {
+				break
+			}
+		}
+		if i == 0 {
+			first = got
+		} else if strings.Join(got, ",") != strings.Join(first, ",") {
+			t.Errorf("stream %d had ids %v, stream 0 %v", i, got, first)
+		}
+	}
+}
+
 // TestEventsStreamCap: past EDGE_MAX_EVENT_STREAMS a stream is refused
 // with the API's 503; a cap at or above the connection cap is refused at
 // start.

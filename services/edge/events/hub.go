@@ -269,6 +269,19 @@ func (h *Hub) Next(cur *Cursor, maxPending uint64) ([]*Event, <-chan struct{}, e
 	return evs, h.wake, nil
 }
 
+// Watch returns the number of events published so far and the channel
+// closed at the next publication; ErrClosed once the hub is closed. A
+// writer of many subscribers compares the count with the one it last
+// served, so that a publication while it wrote is not missed.
+func (h *Hub) Watch() (uint64, <-chan struct{}, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return 0, nil, ErrClosed
+	}
+	return h.first + uint64(len(h.ring)), h.wake, nil
+}
+
 // Pending is how many bytes of events the subscriber at cur has not been
 // handed yet.
 func (h *Hub) Pending(cur Cursor) uint64 {

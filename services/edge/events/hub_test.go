@@ -148,3 +148,36 @@ func equal(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestWatch: the count of events published moves with each publication,
+// also past the buffer, and the channel it returns closes at the next
+// one; a closed hub says so.
+func TestWatch(t *testing.T) {
+	h := New(Options{Buffer: 2})
+	n0, wake, err := h.Watch()
+	if err != nil || n0 != 0 {
+		t.Fatalf("empty hub: %d %v", n0, err)
+	}
+	for i := range 5 {
+		h.Publish(offer(NamePrice, `{"p":`+strconv.Itoa(i)+`}`, t0))
+	}
+	select {
+	case <-wake:
+	default:
+		t.Fatal("the channel did not close at a publication")
+	}
+	n, next, err := h.Watch()
+	if err != nil || n != 5 {
+		t.Errorf("after 5 events past a buffer of 2: %d %v", n, err)
+	}
+	h.Publish(offer(NamePrice, `{"p":4}`, t0)) // unchanged: no event
+	select {
+	case <-next:
+		t.Error("the channel closed without an event")
+	default:
+	}
+	h.Close()
+	if _, _, err := h.Watch(); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed hub: %v", err)
+	}
+}

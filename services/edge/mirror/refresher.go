@@ -59,7 +59,8 @@ func (s *Mirror) Refresher(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case d, ok := <-updates:
-			if !ok { // subscription ended: poll, and try again on the next tick
+			if !ok { // subscription ended: close it (its connection, its health check), poll, and try again on the next tick
+				_ = closeSub()
 				updates, closeSub = nil, nil
 				continue
 			}

@@ -183,20 +183,19 @@ const maxSendBuffer = 64 << 10
 // without a bound Linux grows it to megabytes, which a client that stops
 // reading would hold in kernel memory. With it, writes to such a client
 // block once the buffer is full and time out (EDGE_EVENT_WRITE_TIMEOUT).
-// nc itself when it is not TCP.
+// nc itself when it is not TCP. Only the edge's own counting wrapper is
+// looked through: under any other (TLS), the stream's bytes are not the
+// socket's.
 func socket(nc net.Conn, maxPending int64) net.Conn {
 	c := nc
-	for {
-		switch x := c.(type) {
-		case *net.TCPConn:
-			_ = x.SetWriteBuffer(int(min(maxPending, maxSendBuffer)))
-			return x
-		case interface{ NetConn() net.Conn }:
-			c = x.NetConn()
-		default:
-			return nc
-		}
+	if x, ok := c.(*conn); ok {
+		c = x.Conn
 	}
+	if x, ok := c.(*net.TCPConn); ok {
+		_ = x.SetWriteBuffer(int(min(maxPending, maxSendBuffer)))
+		return x
+	}
+	return nc
 }
 
 // heartbeat is the comment an idle stream sends.

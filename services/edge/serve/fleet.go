@@ -103,11 +103,11 @@ func (f *fleet) add(nc net.Conn, head []byte, first []*events.Event, cur events.
 // streams due a heartbeat or at their end at each tick, and every stream
 // once the hub closes; then it returns.
 func (f *fleet) dispatch() {
-	var cur events.Cursor
 	tick := time.NewTicker(f.tick)
 	defer tick.Stop()
+	served, _, _ := f.hub.Watch() // every stream added catches up itself
 	for {
-		_, wake, err := f.hub.Next(&cur, 0)
+		published, wake, err := f.hub.Watch()
 		if err != nil { // closed: every stream ends
 			f.mu.Lock()
 			f.closed = true
@@ -115,9 +115,13 @@ func (f *fleet) dispatch() {
 			f.hand(f.take(func(*stream) bool { return true }))
 			return
 		}
+		if published != served { // including while the writers wrote
+			served = published
+			f.hand(f.take(func(*stream) bool { return true }))
+			continue
+		}
 		select {
 		case <-wake:
-			f.hand(f.take(func(*stream) bool { return true }))
 		case now := <-tick.C:
 			f.hand(f.take(func(st *stream) bool { return !now.Before(st.beatAt) || !now.Before(st.endAt) }))
 		}
