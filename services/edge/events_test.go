@@ -283,6 +283,25 @@ func TestEventsResumeAcrossADrain(t *testing.T) {
 	}
 }
 
+// rawStream asks url for /api/events on a raw connection with a small
+// receive buffer, set before it connects (so that the window it offers
+// is small), and reads nothing: the test reads when it wants to.
+func rawStream(t *testing.T, url string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := io.WriteString(conn, "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // TestEventsSlowSubscriberDropped: a client that reads nothing is dropped
 // once its unsent events pass the bound, while a reading client gets
 // every change.
@@ -295,20 +314,8 @@ func TestEventsSlowSubscriberDropped(t *testing.T) {
 	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
 		c.EventMaxPending, c.EventWriteTimeout = 4096, 500*time.Millisecond
 	})
-	// The slow client: a raw connection with a small receive buffer, set
-	// before it connects (so that the window it offers is small), that
-	// never reads past the status line.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
-	}}
-	conn, err := d.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close() }()
-	if _, err := io.WriteString(conn, "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	// The slow client never reads past the status line.
+	conn := rawStream(t, e.url)
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(line, "200") {
 		t.Fatalf("slow client's stream: %q %v", line, err)
 	}
@@ -351,17 +358,7 @@ func TestEventsPausedSubscriberCatchesUp(t *testing.T) {
 	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
 		c.EventMaxPending, c.EventWriteTimeout = 4<<20, 30*time.Second
 	})
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
-	}}
-	conn, err := d.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close() }()
-	if _, err := io.WriteString(conn, "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	conn := rawStream(t, e.url)
 	fast := subscribe(t, e.url, "")
 	// Changes until the paused client's stream waits for it.
 	var last string
