@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -39,8 +40,8 @@ type fleet struct {
 	start sync.Once
 	mu    sync.Mutex
 	all   map[*stream]struct{}
-	// closed: the hub closed and the last sweep ran; streams given back
-	// after it end.
+	// closed: the hub closed (the dispatcher's last sweep follows);
+	// streams given back after it end.
 	closed bool
 }
 
@@ -80,8 +81,8 @@ func (f *fleet) add(nc net.Conn, head []byte, first []*events.Event, cur events.
 	now := time.Now()
 	st.endAt = now.Add(jitter(o.MaxAge, 0.1))
 	bufs := eventBuffers(head, first)
-	if !f.wait(st, &bufs, first, false) {
-		f.end(st, endSlow)
+	if err := f.wait(st, &bufs, first, false); err != nil {
+		f.end(st, failure(first, err))
 		return
 	}
 	st.beatAt = time.Now().Add(jitter(o.Heartbeat, 0.1))
@@ -217,15 +218,15 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 		done, err := st.try(&bufs)
 		switch {
 		case err != nil:
-			f.end(st, failure(evs))
+			f.end(st, failure(evs, err))
 			return stepEnded
 		case !done: // the socket is full: wait for it on a goroutine of its own
 			waiting := &f.s.metrics.ev.waiting
 			waiting.Add(1)
 			go func() {
 				defer waiting.Add(-1)
-				if !f.wait(st, &bufs, evs, true) {
-					f.end(st, failure(evs))
+				if err := f.wait(st, &bufs, evs, true); err != nil {
+					f.end(st, failure(evs, err))
 					return
 				}
 				f.wrote(st)
@@ -234,22 +235,24 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 			return stepHanded
 		}
 		f.delivered(evs, true)
-	} else if !f.wait(st, &bufs, evs, true) {
-		f.end(st, failure(evs))
+	} else if err := f.wait(st, &bufs, evs, true); err != nil {
+		f.end(st, failure(evs, err))
 		return stepEnded
 	}
 	f.wrote(st)
 	return stepWrote
 }
 
-// failure is why a stream whose write failed ends: a heartbeat alone
-// failed with nothing pending, so the client is gone (or has read nothing
-// for a whole write timeout); events failed: it was too slow for them.
-func failure(evs []*events.Event) string {
-	if len(evs) == 0 {
-		return endClient
+// failure is why a stream whose write of evs failed with err ends: a
+// write that waited out EDGE_EVENT_WRITE_TIMEOUT with events to send, a
+// client too slow for them; a heartbeat alone that did (nothing else was
+// pending: it has read nothing for a whole write timeout), or a
+// connection reset or closed, a client gone.
+func failure(evs []*events.Event, err error) string {
+	if len(evs) > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		return endSlow
 	}
-	return endSlow
+	return endClient
 }
 
 // wrote schedules st's next heartbeat after a write.
@@ -267,9 +270,10 @@ func (f *fleet) giveBack(st *stream) bool {
 		f.end(st, endClosing)
 		return true
 	}
+	cur := st.cur // st is no longer this goroutine's once not busy
 	st.busy = false
 	f.mu.Unlock()
-	if f.hub.Pending(st.cur) == 0 {
+	if f.hub.Pending(cur) == 0 {
 		return true
 	}
 	f.mu.Lock()
@@ -345,17 +349,18 @@ func consume(bufs *net.Buffers, n int) {
 }
 
 // wait writes bufs to st, waiting at most EDGE_EVENT_WRITE_TIMEOUT, and
-// counts evs delivered; false when the client did not take them in time.
-func (f *fleet) wait(st *stream, bufs *net.Buffers, evs []*events.Event, fanout bool) bool {
+// counts evs delivered; the error when the client did not take them
+// (os.ErrDeadlineExceeded: not in time).
+func (f *fleet) wait(st *stream, bufs *net.Buffers, evs []*events.Event, fanout bool) error {
 	_ = st.sock.SetWriteDeadline(time.Now().Add(f.s.cfg.Events.WriteTimeout))
 	if _, err := bufs.WriteTo(st.sock); err != nil {
-		return false
+		return err
 	}
 	// No deadline between writes: a non-blocking write would fail on
 	// one that passed.
 	_ = st.sock.SetWriteDeadline(time.Time{})
 	f.delivered(evs, fanout)
-	return true
+	return nil
 }
 
 // delivered counts evs written to one subscriber; with fanout, the time
