@@ -582,6 +582,13 @@ func nginxConfig(t *testing.T, listen, upstream, dir string, values ...string) s
 // more chart values, name=value) and returns its base URL.
 func startNginx(t *testing.T, nginx, upstream string, values ...string) string {
 	t.Helper()
+	base, _ := startNginxProcess(t, nginx, upstream, values...)
+	return base
+}
+
+// startNginxProcess is startNginx, with nginx's process (its master).
+func startNginxProcess(t *testing.T, nginx, upstream string, values ...string) (string, *process) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"cache", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -610,7 +617,7 @@ func startNginx(t *testing.T, nginx, upstream string, values ...string) string {
 	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		if r, err := fetch(c, base+"/nginx-healthz"); err == nil && r.status == 200 {
-			return base
+			return base, p
 		}
 		select {
 		case err := <-p.done:

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,6 +420,50 @@ func TestEventsStreamCap(t *testing.T) {
 		}
 		again.cancel()
 	}
+}
+
+// TestEventsCacheTierStop: a cache pod that stops (its image's stop
+// signal, SIGQUIT: nginx's graceful stop) keeps its open streams through
+// the graceful window, then closes them after cache.nginx.shutdownTimeout
+// and exits, well before the kubelet's kill; the client sees the stream
+// end and resumes elsewhere. Without worker_shutdown_timeout nginx would
+// wait for the streams to end, up to the edge's maximum age (30 min), and
+// the kill would cut them.
+func TestEventsCacheTierStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs nginx in front of a running edge")
+	}
+	nginx := findNginx(t)
+	edge := startStandalone(t)
+	cache, proc := startNginxProcess(t, nginx, strings.TrimPrefix(edge.url, "http://"), "cache.nginx.shutdownTimeout=2s")
+	s := openStream(t, cache+"/api/events", nil)
+	if _, ok := s.next(t, 10*time.Second); !ok || s.resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream through nginx: %d, no event", s.resp.StatusCode)
+	}
+	if err := proc.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	quit := time.Now()
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream outlived nginx's graceful stop by 20 s (worker_shutdown_timeout 2s)")
+	}
+	ended := time.Since(quit)
+	select {
+	case err := <-proc.done:
+		if err != nil {
+			t.Errorf("nginx's graceful stop: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("nginx did not exit after its streams were closed")
+	}
+	// Not cut at once: the graceful window held it open (the bound is the
+	// setting, and a stop is not sooner than asked).
+	if ended < 1500*time.Millisecond {
+		t.Errorf("the stream ended %s after SIGQUIT, before worker_shutdown_timeout (2s)", ended)
+	}
+	t.Logf("the stream ended %s after SIGQUIT with cache.nginx.shutdownTimeout=2s", ended.Round(10*time.Millisecond))
 }
 
 // TestEventsThroughVarnish: /api/events through Debian's Varnish with its
