@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds the pinned kube-apiserver and kubectl (hack/tools/kube/go.mod) into
-# .bin/, unless they are there already at that version: .bin/kube.version
-# records the pin they were built from, so a changed pin (or a missing
-# binary) rebuilds and nothing else does. The first build takes minutes
-# (kube-apiserver is a large program); later runs return at once.
+# Builds the pinned Kubernetes commands (hack/tools/kube/go.mod) into .bin/:
+# kube-apiserver and kubectl (the chart check's API server), and the node's
+# kube-controller-manager, kube-scheduler, kubelet and kube-proxy (make
+# cluster-up), unless they are there already at that version:
+# .bin/kube.version records the pin they were built from, so a changed pin
+# (or a missing binary) rebuilds and nothing else does. The first build
+# takes minutes (each is a large program); later runs return at once.
 # The ldflags set the version the binaries report (`kubectl version`, the
 # API server's /version), as Kubernetes' own build does.
 set -euo pipefail
@@ -14,10 +16,15 @@ stamp="$bin/kube.version"
 
 version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 want="$version $(sha256sum "$mod/go.sum" | cut -c1-16)"
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kubectl" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+cmds=(kube-apiserver kubectl kube-controller-manager kube-scheduler kubelet kube-proxy)
+missing=0
+for cmd in "${cmds[@]}"; do
+  [ -x "$bin/$cmd" ] || missing=1
+done
+if [ "$missing" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi
-echo "building kube-apiserver and kubectl $version into .bin/ (minutes on first run)"
+echo "building ${cmds[*]} $version into .bin/ (minutes on first run)"
 mkdir -p "$bin"
 rm -f "$stamp"
 ldflags="-s -w"
@@ -26,9 +33,9 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ldflags+=" -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=$(echo "$version" | cut -d. -f2)"
 done
 start=$SECONDS
-for cmd in kube-apiserver kubectl; do
+for cmd in "${cmds[@]}"; do
   (cd "$mod" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 done
 echo "$want" >"$stamp"
-echo "built kube-apiserver and kubectl $version in $((SECONDS - start))s"
+echo "built ${cmds[*]} $version in $((SECONDS - start))s"
 "$bin/kubectl" version --client

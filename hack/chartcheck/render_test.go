@@ -415,6 +415,40 @@ func TestConditionals(t *testing.T) {
 				t.Error("redis: want ingress from the four services only and no egress")
 			}
 		}},
+		{"cache tier drains before nginx stops; the test retries and leaves nothing", nil, func(t *testing.T, s Set) {
+			d, _ := s.Get("Deployment", "t-tokendata-cache")
+			spec := d.Typed.(*appsv1.Deployment).Spec.Template.Spec
+			c := spec.Containers[0]
+			if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil ||
+				strings.Join(c.Lifecycle.PreStop.Exec.Command, " ") != "sleep 5" {
+				t.Errorf("cache: preStop %+v, want sleep 5 (cache.drainDelaySeconds)", c.Lifecycle)
+			}
+			if g := spec.TerminationGracePeriodSeconds; g == nil || *g <= 5+5 {
+				t.Errorf("cache: grace %v leaves no room for the drain and nginx's shutdown", g)
+			}
+			pod, _ := s.Get("Pod", "t-tokendata-test")
+			p := pod.Typed.(*corev1.Pod)
+			if pol := p.Annotations["helm.sh/hook-delete-policy"]; !strings.Contains(pol, "hook-failed") || !strings.Contains(pol, "hook-succeeded") {
+				t.Errorf("test pod: delete policy %q: a failed test pod would outlive helm uninstall", pol)
+			}
+			if !strings.Contains(p.Annotations["helm.sh/hook-output-log-policy"], "hook-failed") {
+				t.Error("test pod: its log is not printed on failure before it is deleted")
+			}
+			script := strings.Join(p.Spec.Containers[0].Args, "\n")
+			if !strings.Contains(script, "until body=$(wget") || !strings.Contains(script, "deadline=$(( $(date +%s) + 60 ))") {
+				t.Errorf("test pod: the first request is not retried within tests.connectTimeoutSeconds (60):\n%s", script)
+			}
+			np, ok := s.Get("NetworkPolicy", "t-tokendata-test")
+			if !ok || !strings.Contains(np.U.GetAnnotations()["helm.sh/hook-delete-policy"], "hook-failed") {
+				t.Error("the test's NetworkPolicy would outlive a failed test")
+			}
+		}},
+		{"cache tier without a drain", []string{"--set", "cache.drainDelaySeconds=0"}, func(t *testing.T, s Set) {
+			d, _ := s.Get("Deployment", "t-tokendata-cache")
+			if l := d.Typed.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Lifecycle; l != nil {
+				t.Errorf("cache: lifecycle %+v with drainDelaySeconds 0", l)
+			}
+		}},
 		{"edge HPA off, one replica", []string{"--set", "edge.autoscaling.enabled=false", "--set", "edge.replicaCount=1"}, func(t *testing.T, s Set) {
 			if has(s, "HorizontalPodAutoscaler", "t-tokendata-edge") || has(s, "PodDisruptionBudget", "t-tokendata-edge") {
 				t.Error("HPA or PDB for one fixed replica")
@@ -573,9 +607,35 @@ func TestConditionals(t *testing.T) {
 			if e, ok := env(t, s, "t-tokendata-holders", "HOLDERS_RPC_URL"); !ok || !*e.ValueFrom.SecretKeyRef.Optional {
 				t.Error("holders: HOLDERS_RPC_URL not from the Secret (optional)")
 			}
+			if _, ok := env(t, s, "t-tokendata-holders", "HOLDERS_CROSSCHECK_RPC_URL"); ok {
+				t.Error("holders: HOLDERS_CROSSCHECK_RPC_URL set without holdersCrosscheckUrlKey (no cross-check is the default)")
+			}
 			for _, c := range []string{"edge", "market"} {
 				if _, ok := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_URL"); ok {
 					t.Errorf("%s gets the RPC URL", c)
+				}
+			}
+		}},
+		{"rpc secret with a second holder source", []string{"--set", "upstreams.rpc.existingSecret=rpc",
+			"--set", "upstreams.rpc.holdersCrosscheckUrlKey=holders-second"}, func(t *testing.T, s Set) {
+			e, ok := env(t, s, "t-tokendata-holders", "HOLDERS_CROSSCHECK_RPC_URL")
+			if !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+				e.ValueFrom.SecretKeyRef.Name != "rpc" || e.ValueFrom.SecretKeyRef.Key != "holders-second" {
+				t.Fatalf("holders: HOLDERS_CROSSCHECK_RPC_URL %+v, want the Secret rpc's key holders-second", e)
+			}
+			if o := e.ValueFrom.SecretKeyRef.Optional; o != nil && *o {
+				t.Error("holders: HOLDERS_CROSSCHECK_RPC_URL optional: a named key that is missing would turn the cross-check off unseen")
+			}
+			for _, c := range []string{"edge", "supply", "market"} {
+				if _, ok := env(t, s, "t-tokendata-"+c, "HOLDERS_CROSSCHECK_RPC_URL"); ok {
+					t.Errorf("%s gets HOLDERS_CROSSCHECK_RPC_URL", c)
+				}
+			}
+			for _, o := range s.Of("ConfigMap") {
+				for k, v := range o.Typed.(*corev1.ConfigMap).Data {
+					if strings.Contains(k, "HOLDERS_CROSSCHECK") || strings.Contains(v, "HOLDERS_CROSSCHECK_RPC_URL") || strings.Contains(v, "holders-second") {
+						t.Errorf("ConfigMap %s key %s names the second holder source", o.Typed.(*corev1.ConfigMap).Name, k)
+					}
 				}
 			}
 		}},
@@ -782,6 +842,10 @@ func TestRefusalsSay(t *testing.T) {
 			"maxUnavailable"},
 		{"pdb maxUnavailable 0%", []string{"--set", "cache.pdb.maxUnavailable=0%"},
 			"maxUnavailable"},
+		{"cache drain as long as the grace", []string{"--set", "cache.drainDelaySeconds=30"},
+			"cache.drainDelaySeconds (30) must be below cache.terminationGracePeriodSeconds (30)"},
+		{"second holder source without the RPC Secret", []string{"--set", "upstreams.rpc.holdersCrosscheckUrlKey=holders-second"},
+			"upstreams.rpc.holdersCrosscheckUrlKey is set without upstreams.rpc.existingSecret"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

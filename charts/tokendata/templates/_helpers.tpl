@@ -79,6 +79,11 @@ Checks across values that the schema cannot express, before anything is
 rendered: each fails the render with what to change.
 */}}
 {{- define "tokendata.validate" -}}
+{{- with .Values.upstreams.rpc -}}
+{{- if and .holdersCrosscheckUrlKey (not .existingSecret) -}}
+{{- fail "upstreams.rpc.holdersCrosscheckUrlKey is set without upstreams.rpc.existingSecret: the second holder source's URL carries a key, so it is read from that Secret only; name the Secret" -}}
+{{- end -}}
+{{- end -}}
 {{- with .Values.signing -}}
 {{- if and .previousKey (not .existingSecret) -}}
 {{- fail "signing.previousKey is set without signing.existingSecret: a rotation needs the new key; put both keys in one Secret and name it" -}}
@@ -322,7 +327,9 @@ The RPC URLs of a collector, from an existing Secret (they carry API keys):
 (nodeUrlKeys, each into SOLANA_RPC_NODE_<n>, joined into SOLANA_RPC_URLS by
 the kubelet's $(VAR) expansion, so no URL is ever a value), or one key
 holding the list (solanaUrlsKey); the supply collector's PubSub URLs from
-wsUrlsKey (SOLANA_WS_URLS), else derived from the RPC URLs. Without a Secret the services use their
+wsUrlsKey (SOLANA_WS_URLS), else derived from the RPC URLs; the holders
+collector's HOLDERS_RPC_URL (holdersUrlKey, optional) and second holder
+source HOLDERS_CROSSCHECK_RPC_URL (holdersCrosscheckUrlKey, when set). Without a Secret the services use their
 built-in public endpoint; with simulator.enabled, the simulator.
 */}}
 {{- define "tokendata.rpcEnv" -}}
@@ -375,6 +382,13 @@ built-in public endpoint; with simulator.enabled, the simulator.
       name: {{ $rpc.existingSecret }}
       key: {{ $rpc.holdersUrlKey }}
       optional: true
+{{- with $rpc.holdersCrosscheckUrlKey }}
+- name: HOLDERS_CROSSCHECK_RPC_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ . }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end -}}

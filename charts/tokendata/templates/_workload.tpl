@@ -13,6 +13,7 @@ values block. Call with a dict:
   mounts     extra volume mounts, as YAML (may be empty)
   command    container command (list, may be empty: the image's)
   args       container args (list, may be empty)
+  lifecycle  the container's lifecycle, as YAML (may be empty)
   checksums  pod annotations that roll the pods when a config changes
   metrics    whether the Service exposes an ops port for scraping
 */}}
@@ -105,6 +106,10 @@ spec:
             {{- end }}
           {{- end }}
           {{- include "tokendata.probes" (dict "root" $root "c" $c) | trim | nindent 10 }}
+          {{- with .lifecycle }}
+          lifecycle:
+            {{- . | trim | nindent 12 }}
+          {{- end }}
           resources:
             {{- toYaml $c.resources | nindent 12 }}
           {{- with $c.securityContext }}

@@ -1,0 +1,355 @@
+#!/usr/bin/env bash
+# make cluster-up: a real single-node Kubernetes cluster on this machine,
+# without Docker or kind: etcd (Debian's), the pinned kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubelet and kube-proxy
+# (hack/build-kube.sh) as processes; containerd + runc (Debian's) with CNI
+# (bridge, host-local, portmap: Debian's containernetworking-plugins) for
+# the pods; CoreDNS (built from its module) as a pod; kube-router's
+# firewall enforcing NetworkPolicies; a registry (Debian's docker-registry)
+# that containerd reads docker.io, ghcr.io, gcr.io and registry.k8s.io
+# through, holding the stand-ins of the images it cannot pull
+# (hack/imagebuild). lib.sh says where it lives and what it changes on the
+# host; down.sh puts that back.
+#
+# Idempotent: on a node that is up it starts what is missing and returns.
+# Prints the kubeconfig's path last. Needs root. docs/local-cluster.md.
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+require_root
+start_all=$SECONDS
+
+mkdir -p "$CLUSTER_DIR"
+exec 9>"$CLUSTER_DIR/lock"
+flock -w 600 9 || die "another cluster-up or cluster-down holds $CLUSTER_DIR/lock"
+
+# --- What it runs: installed and built once, cached.
+"$root/hack/install-cluster-deps.sh"
+"$root/hack/build-kube.sh"
+"$root/hack/build-node-tools.sh"
+(cd "$root/hack/imagebuild" && GOWORK=off go build -trimpath -o "$bin/imagebuild" .)
+log "binaries ready ($((SECONDS - start_all))s)"
+
+# A node whose holder is gone lost its mounts and processes with it: clean
+# what is left before starting again.
+if ! holder_pid >/dev/null && [ -d "$CLUSTER_DIR/pids" ]; then
+  log "a previous node is partly gone: cleaning it first"
+  CLUSTER_LOCKED=1 "$root/hack/cluster/down.sh"
+fi
+mkdir -p "$CLUSTER_DIR"/{pids,logs,pki,run,varlib,varlog,cni,certs.d,registry}
+
+# --- The host as found: recorded once, before anything changes.
+record="$CLUSTER_DIR/host.record"
+if [ ! -f "$record" ]; then
+  {
+    for k in "${KERNEL_TUNABLES[@]}"; do
+      echo "sysctl $k $(sysctl -n "$k")"
+    done
+    for h in "$CGROUP_ROOT"/*/; do
+      [ -d "${h%/}/kubepods" ] && echo "cgroup-existed ${h%/}/kubepods"
+    done
+    [ -e "/run/netns" ] && echo "netns-dir-existed"
+    true
+  } >"$record.tmp"
+  mv "$record.tmp" "$record"
+fi
+
+# --- The node's namespaces. One node per machine: the veth's alias names
+# the .cluster directory that owns it.
+if owner="$(cat "/sys/class/net/$HOST_IF/ifalias" 2>/dev/null)" && [ -n "$owner" ] && [ "$owner" != "$CLUSTER_DIR" ]; then
+  die "the local cluster of $owner is up on this machine: run make cluster-down there first"
+fi
+if ! ip netns list | grep -qw "$NETNS"; then
+  ip netns add "$NETNS"
+fi
+if ! ip link show "$HOST_IF" >/dev/null 2>&1; then
+  ip link add "$HOST_IF" type veth peer name eth0 netns "$NETNS"
+  ip link set "$HOST_IF" alias "$CLUSTER_DIR"
+  ip addr add "$HOST_IP/30" dev "$HOST_IF"
+  ip link set "$HOST_IF" up
+fi
+ip netns exec "$NETNS" sh -ec "
+  ip addr show dev eth0 | grep -q '$NODE_IP/' || ip addr add $NODE_IP/30 dev eth0
+  ip link set lo up
+  ip link set eth0 up
+  ip route show default | grep -q . || ip route add default via $HOST_IP
+  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+"
+if ! holder_pid >/dev/null; then
+  rm -f "$CLUSTER_DIR/holder.ready"
+  # The holder makes the private mount namespace, binds the node's paths
+  # and sleeps; its name marks it (holder_pid checks it).
+  nsenter --net="/run/netns/$NETNS" -- unshare --mount --propagation private -- \
+    setsid bash -c '
+      set -e
+      mount --make-rshared /
+      mount --bind "$1/run" /run
+      mount --bind "$1/varlib" /var/lib
+      mount --bind "$1/varlog" /var/log
+      touch "$1/holder.ready"
+      exec -a tokendata-node-holder sleep infinity
+    ' tokendata-node-holder "$CLUSTER_DIR" >"$CLUSTER_DIR/logs/holder.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$CLUSTER_DIR/pids/holder"
+  disown
+  wait_for "the node's namespaces" 10 test -f "$CLUSTER_DIR/holder.ready"
+fi
+log "namespaces ready: netns $NETNS, node $NODE_IP"
+
+# --- Certificates and kubeconfigs (kept across restarts of the processes).
+pki="$CLUSTER_DIR/pki"
+if [ ! -f "$pki/ca.crt" ]; then
+  (
+    cd "$pki"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj "/CN=tokendata-local-ca" 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    cert() { # cert NAME SUBJECT [SANS]
+      openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+      local ext="extendedKeyUsage=serverAuth,clientAuth"
+      [ -n "${3:-}" ] && ext="$ext
+subjectAltName=$3"
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 \
+        -extfile <(printf '%s\n' "$ext") 2>/dev/null
+      rm -f "$1.csr"
+    }
+    cert apiserver "/CN=kube-apiserver" \
+      "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:$NODE_IP,IP:$API_SERVICE_IP,IP:127.0.0.1"
+    cert admin "/O=system:masters/CN=tokendata-admin"
+    cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
+    cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  )
+  for who in admin kubelet; do
+    cat >"$CLUSTER_DIR/$who.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: tokendata-local
+    cluster:
+      server: https://$NODE_IP:6443
+      certificate-authority: $pki/ca.crt
+users:
+  - name: $who
+    user:
+      client-certificate: $pki/$who.crt
+      client-key: $pki/$who.key
+contexts:
+  - name: tokendata-local
+    context: {cluster: tokendata-local, user: $who}
+current-context: tokendata-local
+EOF
+  done
+  cp "$CLUSTER_DIR/admin.kubeconfig" "$KUBECONFIG_FILE"
+fi
+
+# --- The registry, and containerd reading the upstream registries through it.
+cat >"$CLUSTER_DIR/registry.yml" <<EOF
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $CLUSTER_DIR/registry}
+  delete: {enabled: true}
+http:
+  addr: $REGISTRY
+EOF
+start_node_process registry docker-registry serve "$CLUSTER_DIR/registry.yml"
+for upstream in docker.io ghcr.io gcr.io registry.k8s.io; do
+  server="https://$upstream"
+  [ "$upstream" = docker.io ] && server=https://registry-1.docker.io
+  mkdir -p "$CLUSTER_DIR/certs.d/$upstream"
+  cat >"$CLUSTER_DIR/certs.d/$upstream/hosts.toml" <<EOF
+# The local cluster's registry first (the stand-ins and the images built
+# here); $upstream itself is not reachable from this machine.
+server = "$server"
+[host."http://$REGISTRY"]
+  capabilities = ["pull", "resolve"]
+EOF
+done
+mkdir -p "$CLUSTER_DIR/certs.d/$REGISTRY"
+cat >"$CLUSTER_DIR/certs.d/$REGISTRY/hosts.toml" <<EOF
+# The local cluster's registry itself, over plain HTTP.
+server = "http://$REGISTRY"
+[host."http://$REGISTRY"]
+  capabilities = ["pull", "resolve"]
+EOF
+
+cat >"$CLUSTER_DIR/containerd.toml" <<EOF
+# containerd for the local cluster's node (in its namespaces: /var/lib and
+# /run are $CLUSTER_DIR/varlib and run).
+version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+[grpc]
+  address = "/run/containerd/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  # No container gets an oom_score_adj below containerd's own: lowering it
+  # needs CAP_SYS_RESOURCE, which a machine may withhold from root (runc
+  # then fails every pod sandbox, whose adjustment is -998).
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$CLUSTER_DIR/cni"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$CLUSTER_DIR/certs.d"
+EOF
+cat >"$CLUSTER_DIR/cni/10-tokendata.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "tokendata",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "tdk0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "$NODE_POD_CIDR"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+start_node_process containerd containerd --config "$CLUSTER_DIR/containerd.toml"
+
+# --- The control plane.
+start_node_process etcd etcd --name node --data-dir /var/lib/etcd \
+  --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+  --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+  --initial-cluster node=http://127.0.0.1:2380 --log-level warn
+start_node_process kube-apiserver "$bin/kube-apiserver" \
+  --etcd-servers=http://127.0.0.1:2379 \
+  --advertise-address="$NODE_IP" --bind-address=0.0.0.0 --secure-port=6443 \
+  --service-cluster-ip-range="$SERVICE_CIDR" \
+  --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+  --client-ca-file="$pki/ca.crt" \
+  --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+  --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+  --kubelet-preferred-address-types=InternalIP \
+  --profiling=false
+wait_for kube-apiserver 120 kubectl_node get --raw /readyz
+log "control plane store and API ready ($((SECONDS - start_all))s)"
+start_node_process kube-controller-manager "$bin/kube-controller-manager" \
+  --kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
+  --authentication-kubeconfig="$CLUSTER_DIR/admin.kubeconfig" --authorization-kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
+  --bind-address=127.0.0.1 --leader-elect=false \
+  --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+  --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+  --allocate-node-cidrs=true --cluster-cidr="$POD_CIDR" --node-cidr-mask-size=24 \
+  --service-cluster-ip-range="$SERVICE_CIDR" --profiling=false
+start_node_process kube-scheduler "$bin/kube-scheduler" \
+  --kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
+  --authentication-kubeconfig="$CLUSTER_DIR/admin.kubeconfig" --authorization-kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
+  --bind-address=127.0.0.1 --leader-elect=false --profiling=false
+
+# --- The node.
+wait_for containerd 60 in_node ctr --address /run/containerd/containerd.sock version
+: >"$CLUSTER_DIR/resolv.conf" # pods of dnsPolicy Default get no resolver: nothing outside is reachable
+cat >"$CLUSTER_DIR/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+# Kubernetes 1.35 refuses cgroup v1 unless told; this machine has only v1.
+failCgroupV1: false
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $pki/ca.crt}
+authorization: {mode: Webhook}
+clusterDomain: cluster.local
+clusterDNS: [$DNS_IP]
+resolvConf: $CLUSTER_DIR/resolv.conf
+failSwapOn: false
+serializeImagePulls: false
+# A shared development machine: evict only when truly short.
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+imageGCHighThresholdPercent: 99
+imageGCLowThresholdPercent: 98
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+# Its own oom_score_adj left as it is (lowering it needs CAP_SYS_RESOURCE).
+oomScoreAdj: 0
+EOF
+start_node_process kubelet "$bin/kubelet" --config="$CLUSTER_DIR/kubelet.yaml" \
+  --kubeconfig="$CLUSTER_DIR/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP"
+cat >"$CLUSTER_DIR/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $CLUSTER_DIR/admin.kubeconfig}
+mode: iptables
+clusterCIDR: $POD_CIDR
+hostnameOverride: $NODE_NAME
+bindAddress: $NODE_IP
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: 127.0.0.1:10256
+# The node's netns has no conntrack table limits of its own to set.
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+oomScoreAdj: 0
+EOF
+start_node_process kube-proxy "$bin/kube-proxy" --config="$CLUSTER_DIR/kube-proxy.yaml"
+wait_for "node $NODE_NAME Ready" 120 kubectl_node wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
+log "node Ready ($((SECONDS - start_all))s)"
+# kube-router finds its node object at start (and exits without it): after
+# the kubelet registered it.
+start_node_process kube-router "$bin/kube-router" --kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
+  --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
+  --hostname-override="$NODE_NAME" --service-cluster-ip-range="$SERVICE_CIDR" \
+  --metrics-port=0 --health-port=0
+
+# --- Images: the stand-ins, CoreDNS, and the DNS add-on.
+wait_for registry 30 curl -fsS "http://$REGISTRY/v2/"
+values="$root/charts/tokendata/values.yaml"
+chart_image() { # chart_image KEY: repository:tag of .KEY.image in values.yaml
+  awk -v key="$1:" '
+    $0 ~ "^"key { inside=1; next }
+    inside && /^[^ #]/ { inside=0 }
+    inside && /^    repository:/ { repo=$2 }
+    inside && /^    tag:/ { gsub(/"/, "", $2); tag=$2 }
+    END { print repo ":" tag }' "$values"
+}
+runtime_image="$(sed -n 's/^ARG RUNTIME_IMAGE=//p' "$root/services/Dockerfile")"
+coredns_version="$(cd "$root/hack/tools/coredns" && GOWORK=off go list -m -f '{{.Version}}' github.com/coredns/coredns)"
+{
+  "$bin/imagebuild" standin -registry "$REGISTRY" -insecure \
+    "static=$runtime_image" "pause=$PAUSE_IMAGE" \
+    "nginx=$(chart_image cache)" "redis=$(chart_image redis)" "busybox=$(chart_image tests)"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/coredns" -at /coredns \
+    -port 53/udp -port 53/tcp "registry.k8s.io/coredns/coredns:$coredns_version"
+} >"$CLUSTER_DIR/images.tmp"
+mv "$CLUSTER_DIR/images.tmp" "$CLUSTER_DIR/images"
+digest_of() { awk -v n="$1" '$1 == n { sub(/.*@/, "", $2); print $2 }' "$CLUSTER_DIR/images"; }
+# The chart's third-party images pinned to their stand-ins' digests
+# (containerd 1.6 may keep serving an older image under a reused tag): the
+# values the node test and skaffold's local profile add.
+cat >"$CLUSTER_DIR/values-local.yaml" <<EOF
+# Written by make cluster-up: the local cluster's stand-ins of the chart's
+# third-party images (hack/imagebuild), by digest.
+cache: {image: {digest: "$(digest_of "$(chart_image cache)")"}}
+redis: {image: {digest: "$(digest_of "$(chart_image redis)")"}}
+tests: {image: {digest: "$(digest_of "$(chart_image tests)")"}}
+EOF
+log "stand-in images pushed to $REGISTRY ($((SECONDS - start_all))s): $CLUSTER_DIR/images"
+coredns_image="$(awk '$1 ~ "/coredns:" {print $2}' "$CLUSTER_DIR/images")"
+sed -e "s|@DNS_IP@|$DNS_IP|g" -e "s|@IMAGE@|$coredns_image|g" "$root/hack/cluster/coredns.yaml" |
+  kubectl_node apply --server-side --force-conflicts -f - >/dev/null
+kubectl_node -n kube-system rollout status deployment/coredns --timeout=120s >/dev/null
+# Every process of the node still runs (one that exited at start says so
+# in its log).
+for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
+  alive "$name" || die "$name is not running: $(tail -n 3 "$CLUSTER_DIR/logs/$name.log" 2>/dev/null)"
+done
+log "up in $((SECONDS - start_all))s: KUBECONFIG=$KUBECONFIG_FILE, registry $REGISTRY"
+echo "$KUBECONFIG_FILE"
