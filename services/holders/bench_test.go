@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -54,6 +55,23 @@ func BenchmarkDecodeProgramAccounts(b *testing.B) {
 	b.ReportMetric(float64(c.TokenAccounts)*float64(b.N)/b.Elapsed().Seconds(), "accounts/s")
 }
 
+// BenchmarkDecodeProgramAccountsLive is BenchmarkDecodeProgramAccounts
+// seeding a live tally: each account's address decoded (base58) and kept.
+func BenchmarkDecodeProgramAccountsLive(b *testing.B) {
+	_, url := sim(b, classicToken(100_000))
+	resp := recordGPA(b, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
+	b.SetBytes(int64(len(resp)))
+	b.ReportAllocs()
+	var l *holders.Live
+	for b.Loop() {
+		l = holders.NewLive(1)
+		if _, err := holders.DecodeProgramAccountsLive(bytes.NewReader(resp), l, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(l.TokenAccounts())*float64(b.N)/b.Elapsed().Seconds(), "accounts/s")
+}
+
 // BenchmarkCount inserts 1,000,000 random owners.
 func BenchmarkCount(b *testing.B) {
 	keys := make([]holders.Owner, 1_000_000)
@@ -67,4 +85,34 @@ func BenchmarkCount(b *testing.B) {
 			_ = c.Add(&keys[i], 1)
 		}
 	}
+}
+
+// BenchmarkLive holds a live tally of 1,000,000 token accounts of 700,000
+// owners (one in ten at zero) and applies notifications to it, each an
+// account's new state (a new owner, a balance of 0 to 2): MiB is the
+// memory the tally holds, ns/op one notification applied.
+func BenchmarkLive(b *testing.B) {
+	accounts := make([]holders.Owner, 1_000_000)
+	owners := make([]holders.Owner, 700_000)
+	for i := range accounts {
+		_, _ = rand.Read(accounts[i][:])
+	}
+	for i := range owners {
+		_, _ = rand.Read(owners[i][:])
+	}
+	l := holders.NewLive(1)
+	for i := range accounts {
+		if err := l.Seed(&accounts[i], &owners[i%len(owners)], uint64(i%10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := mrand.New(mrand.NewPCG(1, 2))
+	slot := uint64(2)
+	for b.Loop() {
+		if _, err := l.Apply(slot, &accounts[r.IntN(len(accounts))], &owners[r.IntN(len(owners))], r.Uint64N(3)); err != nil {
+			b.Fatal(err)
+		}
+		slot++
+	}
+	b.ReportMetric(float64(l.Bytes())/(1<<20), "MiB")
 }

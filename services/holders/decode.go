@@ -44,8 +44,19 @@ const progressEvery = 1 << 14
 // early, breaks, or is not valid JSON is an error, and then c holds a
 // partial tally that the caller must discard.
 func DecodeProgramAccounts(r io.Reader, c *Count, progress func(accounts uint64)) (slot uint64, err error) {
+	return decodeProgramAccounts(r, startCounter(c, nil), progress)
+}
+
+// DecodeProgramAccountsLive is DecodeProgramAccounts seeding l, a live
+// tally, instead of a Count: each account's address (pubkey) is kept
+// too. A response that names an account twice is an error.
+func DecodeProgramAccountsLive(r io.Reader, l *Live, progress func(accounts uint64)) (slot uint64, err error) {
+	return decodeProgramAccounts(r, startCounter(nil, l), progress)
+}
+
+func decodeProgramAccounts(r io.Reader, k *counter, progress func(accounts uint64)) (slot uint64, err error) {
 	s := newScanner(r)
-	d := gpaDecoder{s: s, k: startCounter(c), progress: progress}
+	d := gpaDecoder{s: s, k: k, progress: progress}
 	defer func() { err = d.k.finish(err) }()
 	err = s.response(func() error {
 		c, err := s.peek()
@@ -320,6 +331,7 @@ func (d *gpaDecoder) accounts() error {
 func (d *gpaDecoder) keyedAccount() error {
 	s := d.s
 	var (
+		account Owner
 		owner   Owner
 		amount  uint64
 		gotData bool
@@ -334,7 +346,11 @@ func (d *gpaDecoder) keyedAccount() error {
 		switch string(k) {
 		case "pubkey":
 			gotKey = true
-			err = s.skipString()
+			if d.k.l == nil {
+				err = s.skipString()
+			} else {
+				err = d.pubkey(&account)
+			}
 		case "account":
 			gotData, err = d.account(&owner, &amount)
 		default:
@@ -354,7 +370,19 @@ func (d *gpaDecoder) keyedAccount() error {
 		return s.syntax("an account without data")
 	}
 	d.n++
-	return d.k.add(&owner, amount)
+	return d.k.add(&account, &owner, amount)
+}
+
+// pubkey parses a base58 address into a.
+func (d *gpaDecoder) pubkey(a *Owner) error {
+	b, err := d.s.str()
+	if err != nil {
+		return err
+	}
+	if err := decodeAddress(string(b), a); err != nil {
+		return d.s.syntax("pubkey: %v", err)
+	}
+	return nil
 }
 
 // account parses the account object; only "data" is kept.

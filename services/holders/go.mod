@@ -3,6 +3,7 @@ module github.com/tokendata/tokendata/services/holders
 go 1.26.0
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tokendata/tokendata/shared v0.0.0
@@ -15,7 +16,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/caarlos0/env/v11 v11.4.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/logging"
-	"github.com/tokendata/tokendata/shared/testkit/golden"
-
 	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -24,9 +21,11 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 	"github.com/tokendata/tokendata/shared/testkit/redistest"
 	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )

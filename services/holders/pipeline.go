@@ -22,17 +22,20 @@ const (
 )
 
 type batch struct {
-	n       int
-	owners  [batchLen]Owner
-	amounts [batchLen]uint64
+	n        int
+	owners   [batchLen]Owner
+	amounts  [batchLen]uint64
+	accounts *[batchLen]Owner // the accounts' own addresses: a Live's only
 }
 
-// counter adds the accounts the decoder queues to a Count on a goroutine
-// of its own. Its outcome equals adding them in order on the decoder's
-// goroutine: the first error of Count.Add stops the counting, and it wins
-// over any error the decoder meets later in the stream (finish).
+// counter adds the accounts the decoder queues to a Count, or seeds a
+// Live with them, on a goroutine of its own. Its outcome equals adding
+// them in order on the decoder's goroutine: the first error of Count.Add
+// (Live.Seed) stops the counting, and it wins over any error the decoder
+// meets later in the stream (finish).
 type counter struct {
 	c      *Count
+	l      *Live // when set, instead of c
 	full   chan *batch
 	free   chan *batch
 	done   chan struct{}
@@ -41,21 +44,37 @@ type counter struct {
 	failed atomic.Bool // err is set: the decoder may stop early
 }
 
-func startCounter(c *Count) *counter {
-	k := &counter{c: c, full: make(chan *batch, batches), free: make(chan *batch, batches), done: make(chan struct{})}
+func startCounter(c *Count, l *Live) *counter {
+	k := &counter{c: c, l: l, full: make(chan *batch, batches), free: make(chan *batch, batches), done: make(chan struct{})}
 	for range batches - 1 {
-		k.free <- new(batch)
+		k.free <- k.newBatch()
 	}
-	k.cur = new(batch)
+	k.cur = k.newBatch()
 	go k.run()
 	return k
+}
+
+// newBatch is a batch, with room for the accounts' addresses when they
+// seed a Live (128 KiB a batch that counting alone does without).
+func (k *counter) newBatch() *batch {
+	b := new(batch)
+	if k.l != nil {
+		b.accounts = new([batchLen]Owner)
+	}
+	return b
 }
 
 func (k *counter) run() {
 	defer close(k.done)
 	for b := range k.full {
 		for i := 0; i < b.n && k.err == nil; i++ {
-			if err := k.c.Add(&b.owners[i], b.amounts[i]); err != nil {
+			var err error
+			if k.l != nil {
+				err = k.l.Seed(&b.accounts[i], &b.owners[i], b.amounts[i])
+			} else {
+				err = k.c.Add(&b.owners[i], b.amounts[i])
+			}
+			if err != nil {
 				k.err = err
 				k.failed.Store(true)
 			}
@@ -65,11 +84,15 @@ func (k *counter) run() {
 	}
 }
 
-// add queues one account. It returns an error once the counting has
-// failed (then the decoder stops and calls finish, which returns it).
-func (k *counter) add(owner *Owner, amount uint64) error {
+// add queues one account (its address matters to a Live only). It
+// returns an error once the counting has failed (then the decoder stops
+// and calls finish, which returns it).
+func (k *counter) add(account, owner *Owner, amount uint64) error {
 	b := k.cur
 	b.owners[b.n], b.amounts[b.n] = *owner, amount
+	if k.l != nil {
+		b.accounts[b.n] = *account
+	}
 	b.n++
 	if b.n < batchLen {
 		return nil

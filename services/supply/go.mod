@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/gagliardetto/solana-go v1.14.0
-	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tokendata/tokendata/shared v0.0.0
@@ -25,6 +24,7 @@ require (
 	github.com/gagliardetto/binary v0.8.0 // indirect
 	github.com/gagliardetto/treeout v0.1.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/kr/text v0.2.0 // indirect

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/logging"
-
 	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -19,6 +17,7 @@ import (
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
 	"github.com/tokendata/tokendata/shared/testkit/simtest"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/pubsub"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
@@ -199,7 +200,7 @@ func FuzzSocketFrames(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"accountNotification","params":{"result":"garbled","subscription":"x"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"accountNotif`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		if id, err := subscribed(msg); err == nil && id == 0 {
+		if id, err := pubsub.Subscribed(msg, "accountSubscribe"); err == nil && id == 0 {
 			t.Fatalf("subscribed %q: id 0 without an error", msg)
 		}
 		if slot, err := notification(msg, 23784); err == nil && slot == 0 {
@@ -211,11 +212,11 @@ func FuzzSocketFrames(f *testing.F) {
 // TestSocketFrames: the readers take the real shapes and refuse the
 // others.
 func TestSocketFrames(t *testing.T) {
-	if id, err := subscribed([]byte(`{"jsonrpc":"2.0","result":23784,"id":1}`)); err != nil || id != 23784 {
+	if id, err := pubsub.Subscribed([]byte(`{"jsonrpc":"2.0","result":23784,"id":1}`), "accountSubscribe"); err != nil || id != 23784 {
 		t.Errorf("subscribe answer: %d %v", id, err)
 	}
-	var refused *errRefused
-	if _, err := subscribed([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`)); !errors.As(err, &refused) {
+	var refused *pubsub.RefusedError
+	if _, err := pubsub.Subscribed([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`), "accountSubscribe"); !errors.As(err, &refused) {
 		t.Errorf("a refused accountSubscribe: %v", err)
 	}
 	good := `{"jsonrpc":"2.0","method":"accountNotification","params":{"result":{"context":{"slot":5199307},"value":{"lamports":1}},"subscription":23784}}`

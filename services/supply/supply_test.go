@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/testkit/golden"
-
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 )
 
 // The simulated tokens of the tests.

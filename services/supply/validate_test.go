@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/testkit/golden"
-
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 )
 
 // rewriter serves the simulator's handler and rewrites the answers of one

@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,51 +28,6 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )
-
-// Error is a classified poll failure. Message and Remedy must not carry
-// secrets (URLs, keys); the Runner redacts them once more, with every
-// configured secret, before they are recorded or logged.
-type Error struct {
-	// Kind is one of contract.ErrKind*.
-	Kind string
-	// Message says what failed.
-	Message string
-	// Remedy says what an operator can do, when known.
-	Remedy string
-	// Retry is true when trying again within the same poll may help.
-	Retry bool
-	// RetryAfter, when set, is the upstream's requested wait.
-	RetryAfter time.Duration
-	// Ledger, when set, is the failed poll's cross-check of the ledger
-	// nodes, kept in the status record's run.
-	Ledger *contract.LedgerCrossCheck
-}
-
-func (e *Error) Error() string { return e.Kind + ": " + e.Message }
-
-// Errorf returns a classified error.
-func Errorf(kind string, retry bool, format string, a ...any) *Error {
-	return &Error{Kind: kind, Retry: retry, Message: fmt.Sprintf(format, a...)}
-}
-
-// Classify turns any error into an *Error: an *Error stays as it is;
-// timeouts and network errors are retryable unavailability; the rest is
-// internal. Messages of unclassified errors are replaced by a generic one,
-// since they may quote a URL.
-func Classify(err error) *Error {
-	var ce *Error
-	if errors.As(err, &ce) {
-		return ce
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return &Error{Kind: contract.ErrKindUnavailable, Message: "upstream timed out", Retry: true}
-	case errors.As(err, &ne):
-		return &Error{Kind: contract.ErrKindUnavailable, Message: "upstream connection failed", Retry: true}
-	}
-	return &Error{Kind: contract.ErrKindInternal, Message: "unexpected error (see the collector's log)"}
-}
 
 // Result is what a successful poll produces.
 type Result struct {
@@ -124,6 +77,11 @@ var DefaultBackoff = Backoff{Attempts: 3, Base: time.Second, Max: 30 * time.Seco
 // (the default of COLLECTOR_WATCH_INTERVAL).
 const DefaultWatch = 5 * time.Second
 
+// DefaultStoreTimeout bounds each of a runner's calls to the store when
+// Runner.StoreTimeout is zero: a commit, a status record, one check of
+// the store with its write-back.
+const DefaultStoreTimeout = 5 * time.Second
+
 // Runner runs the jobs of one collector.
 type Runner struct {
 	// Name is the collector (contract.Collector*).
@@ -143,6 +101,12 @@ type Runner struct {
 	// good documents and the status record, and writes back what it lost
 	// (COLLECTOR_WATCH_INTERVAL); zero means DefaultWatch.
 	Watch time.Duration
+	// StoreTimeout bounds each call the runner makes to the store (zero:
+	// DefaultStoreTimeout). A store that does not answer (a Redis pod
+	// gone, whose address still takes connections it never completes)
+	// would otherwise hold the runner's writes, and the write-back that
+	// waits for them, for as long as the client's retries last.
+	StoreTimeout time.Duration
 
 	mu     sync.Mutex
 	status contract.Status
@@ -157,6 +121,19 @@ type Runner struct {
 	// last is the last good envelope of each domain: what Restore writes
 	// back.
 	last map[contract.Domain]contract.Envelope
+	// restores counts the watch's write-backs: a poll under way when one
+	// happened, whose own write the store then refused, polls again at
+	// once (see Run).
+	restores atomic.Uint64
+}
+
+// storeCtx bounds one call to the store (StoreTimeout).
+func (r *Runner) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := r.StoreTimeout
+	if d <= 0 {
+		d = DefaultStoreTimeout
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // Run adopts what the previous process of the collector left in the store
@@ -184,9 +161,19 @@ func (r *Runner) Run(ctx context.Context) error {
 			t := time.NewTicker(j.Timing.Refresh)
 			defer t.Stop()
 			for {
+				gen := r.restores.Load()
 				busy[i].Store(true)
-				_ = r.RunOnce(ctx, j.Domain)
+				err := r.RunOnce(ctx, j.Domain)
 				busy[i].Store(false)
+				// The store came back while this poll was under way, too
+				// late for its write: what the write-back cannot bring
+				// (the poll's history samples) comes from polling again
+				// now rather than at the next tick. The watch counts a
+				// write-back before it looks at busy, so one of the two
+				// always sees the other.
+				if ce := (*Error)(nil); errors.As(err, &ce) && ce.Kind == contract.ErrKindStore && r.restores.Load() != gen {
+					continue
+				}
 				select {
 				case <-ctx.Done():
 					return
@@ -244,7 +231,9 @@ func (r *Runner) WriteSubscriptions(ctx context.Context, subs []contract.LedgerS
 	if !ran { // the first run writes the first record, with every domain
 		return
 	}
-	if err := r.Store.WriteStatus(ctx, r.Status()); err != nil && ctx.Err() == nil {
+	sctx, cancel := r.storeCtx(ctx)
+	defer cancel()
+	if err := r.Store.WriteStatus(sctx, r.Status()); err != nil && ctx.Err() == nil {
 		r.Log.Debug("status record not written", "error", "store unavailable")
 	}
 }
@@ -301,30 +290,6 @@ func (r *Runner) RunOnce(ctx context.Context, d contract.Domain) error {
 	}
 	r.Log.Debug("poll ok", "domain", d, "duration", run.FinishedAt.Sub(started).String())
 	return nil
-}
-
-// MaxMessage bounds a message of the status record or of a log line, once
-// redacted (a cut made before would leave a piece of a secret
-// unrecognised).
-const MaxMessage = 512
-
-// Clip bounds msg to MaxMessage bytes, cut at a UTF-8 boundary and marked
-// with "…". Redact first.
-func Clip(msg string) string {
-	if len(msg) > MaxMessage {
-		msg = strings.ToValidUTF8(msg[:MaxMessage], "") + "…"
-	}
-	return msg
-}
-
-// text redacts msg, then bounds it.
-func (r *Runner) text(msg string) string { return Clip(r.Redactor.Redact(msg)) }
-
-// clean returns a copy of e whose texts carry no secret.
-func (r *Runner) clean(e *Error) *Error {
-	out := *e
-	out.Message, out.Remedy = r.text(e.Message), r.text(e.Remedy)
-	return &out
 }
 
 func (r *Runner) pollWithRetry(ctx context.Context, job *Job) (Result, error) {
@@ -400,7 +365,9 @@ func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, s
 		// write: a slow poll or write never stretches a document's life.
 		// A poll slower than the TTL leaves a key of 1 ms: gone at once.
 		ttl := max(time.Until(env.UpdatedAt.Add(job.Timing.TTL)), time.Millisecond)
-		err := r.Store.Commit(ctx, *env, ttl, st, samples...)
+		sctx, cancel := r.storeCtx(ctx)
+		err := r.Store.Commit(sctx, *env, ttl, st, samples...)
+		cancel()
 		if err == nil {
 			r.setStatus(st)
 			return st.Runs[job.Domain], nil, false
@@ -416,7 +383,9 @@ func (r *Runner) record(ctx context.Context, job *Job, env *contract.Envelope, s
 	run.ErrorKind, run.Error, run.Remedy = ce.Kind, ce.Message, ce.Remedy
 	st := r.withRun(job.Domain, run)
 	r.setStatus(st)
-	if err := r.Store.WriteStatus(context.WithoutCancel(ctx), st); err != nil {
+	sctx, cancel := r.storeCtx(context.WithoutCancel(ctx))
+	defer cancel()
+	if err := r.Store.WriteStatus(sctx, st); err != nil {
 		r.Log.Warn("status record not written", "error", "store unavailable")
 	}
 	return st.Runs[job.Domain], ce, false

@@ -12,15 +12,18 @@ import (
 // The write-back: what a collector holds is written again when the store
 // has lost it (see Runner.Restore and Runner.watch).
 
-// watch runs Restore every Watch until ctx is done, and asks every job
-// not polling at that moment for an early poll after anything was written
-// back.
+// watch runs Restore every Watch until ctx is done, and every
+// watchRetry while the store does not answer, so that what it lost is
+// back within about a second of its return rather than a whole Watch
+// later. After anything was written back, it asks every job not polling
+// at that moment for an early poll (a poll under way sees the write-back
+// itself: see Run).
 func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic.Bool) {
 	every := r.Watch
 	if every <= 0 {
 		every = DefaultWatch
 	}
-	t := time.NewTicker(every)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
 		select {
@@ -29,16 +32,20 @@ func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic
 		case <-t.C:
 		}
 		restored, err := r.Restore(ctx)
+		next := every
 		if err != nil && ctx.Err() == nil {
 			// the store is unreachable: the polls report it, once per poll
 			r.Log.Debug("store check failed", "error", "store unavailable")
+			next = min(every, watchRetry)
 		}
+		t.Reset(next)
 		if len(restored) == 0 {
 			continue
 		}
+		r.restores.Add(1) // before busy is read: see Run
 		for i, c := range early {
 			if busy[i].Load() {
-				continue // the poll under way writes, or records why not
+				continue // the poll under way writes, or polls again
 			}
 			select {
 			case c <- struct{}{}:
@@ -47,6 +54,10 @@ func (r *Runner) watch(ctx context.Context, early []chan struct{}, busy []atomic
 		}
 	}
 }
+
+// watchRetry is how soon the watch checks the store again after a check
+// that failed.
+const watchRetry = time.Second
 
 // adopt takes over, before the first poll, what the previous process of
 // this collector left in the store: its documents, as the last good ones,
@@ -135,10 +146,13 @@ func (r *Runner) keepLocked(env contract.Envelope) {
 //
 // Restore returns what it wrote back (domain names, and "status"), counts
 // each in tokendata_collector_republished_total and logs one line when it
-// wrote anything. Run calls it every Watch.
+// wrote anything. Run calls it every Watch. The check and its writes are
+// bounded together by StoreTimeout.
 func (r *Runner) Restore(ctx context.Context) ([]string, error) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	ctx, cancel := r.storeCtx(ctx)
+	defer cancel()
 	now := time.Now()
 	var domains []contract.Domain
 	for _, j := range r.Jobs {

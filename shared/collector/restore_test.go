@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +29,13 @@ var holdersTiming = contract.Timing{Refresh: time.Hour, StaleAfter: time.Hour, T
 // client flushes it, as a restart without persistence would.
 func redisRunner(t *testing.T, poll func(context.Context) (collector.Result, error)) (*collector.Runner, *store.Store, redis.UniversalClient, *prometheus.Registry) {
 	t.Helper()
-	srv := redistest.Start(t)
+	return redisRunnerOn(t, redistest.Start(t), poll)
+}
+
+// redisRunnerOn is redisRunner over a server the test holds (to stop,
+// freeze or restart it).
+func redisRunnerOn(t *testing.T, srv *redistest.Server, poll func(context.Context) (collector.Result, error)) (*collector.Runner, *store.Store, redis.UniversalClient, *prometheus.Registry) {
+	t.Helper()
 	opts, err := store.ParseRedisURL(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -158,15 +165,7 @@ func TestRunWritesBackThenPollsEarly(t *testing.T) {
 		return collector.Result{}, collector.Errorf(contract.ErrKindUnavailable, false, "down")
 	})
 	r.Watch = 50 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx, _ := running(t, r)
 
 	var before store.Document
 	waitUntil(t, func() bool {
@@ -197,15 +196,10 @@ func TestNothingInventedWithoutAGoodPoll(t *testing.T) {
 		return collector.Result{}, collector.Errorf(contract.ErrKindUnavailable, false, "down")
 	})
 	r.Watch = 20 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	_, stop := running(t, r)
 	waitUntil(t, func() bool { return polls.Load() >= 1 })
 	time.Sleep(300 * time.Millisecond) // many checks
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	docs, errs, err := s.ReadAll(context.Background())
 	if err != nil || len(docs) != 0 || len(errs) != 0 {
 		t.Errorf("documents after failed polls only: %v %v %v", docs, errs, err)
@@ -253,6 +247,26 @@ func TestRestartedCollectorKeepsWhatTheStoreHeld(t *testing.T) {
 		doc, err := s.Read(ctx, contract.DomainHolders)
 		return err == nil && doc.UpdatedAt.Equal(env.UpdatedAt) && string(doc.Data) == string(env.Data)
 	})
+}
+
+// running runs r until the test ends or stop is called, and checks that
+// Run returned nil; ctx is Run's.
+func running(t *testing.T, r *collector.Runner) (ctx context.Context, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return ctx, stop
 }
 
 func waitUntil(t *testing.T, cond func() bool) {

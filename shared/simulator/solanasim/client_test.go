@@ -18,6 +18,7 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 

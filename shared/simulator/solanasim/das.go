@@ -86,7 +86,7 @@ func (s *Server) getTokenAccounts(ctx context.Context, params json.RawMessage) (
 		owner = &k
 	}
 	s.mu.RLock()
-	var sets []*holderSet
+	var sets []holderView
 	if p.Mint != nil {
 		k, err := parsePubkey(*p.Mint)
 		if err != nil {
@@ -94,11 +94,11 @@ func (s *Server) getTokenAccounts(ctx context.Context, params json.RawMessage) (
 			return nil, invalidParams("Invalid params: mint: invalid address")
 		}
 		if tok, ok := s.tokens[k]; ok {
-			sets = append(sets, tok.holders)
+			sets = append(sets, s.holdersSeen(ctx, tok))
 		}
 	} else {
 		for _, tok := range s.tokens {
-			sets = append(sets, tok.holders)
+			sets = append(sets, s.holdersSeen(ctx, tok))
 		}
 	}
 	s.mu.RUnlock()
@@ -134,12 +134,13 @@ scan:
 		if t == startTok {
 			i0 = max(startIdx, hide)
 		}
-		for i := i0; i < hs.n; i++ {
+		for i := i0; i < hs.total; i++ {
 			if i%4096 == 0 && ctx.Err() != nil {
 				return nil, &rpcError{Code: -32603, Message: "Internal error"}
 			}
-			amt := hs.amount(i)
-			if amt == 0 && !showZero {
+			st := hs.state(i)
+			amt := st.amount
+			if st.closed || amt == 0 && !showZero {
 				continue
 			}
 			var own pubkey

@@ -180,19 +180,19 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 		return nil, e
 	}
 
-	var sets []*holderSet
+	var sets []holderView
 	if program == tokenProgramKey || program == token2022ProgramKey {
 		mint, indexed := mintIndexKey(program, fs)
 		s.mu.RLock()
 		switch {
 		case indexed:
 			if tok, ok := s.tokens[mint]; ok && tok.holders.program.ID() == program.String() {
-				sets = append(sets, tok.holders)
+				sets = append(sets, s.holdersSeen(ctx, tok))
 			}
 		case s.fullIndexes:
 			for _, tok := range s.tokens {
 				if tok.holders.program.ID() == program.String() {
-					sets = append(sets, tok.holders)
+					sets = append(sets, s.holdersSeen(ctx, tok))
 				}
 			}
 		}
@@ -221,7 +221,7 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 // streamAccounts writes the JSON array of matching accounts, generating
 // each one on the fly and flushing every flushEvery bytes. The first hide
 // accounts of each set are left out (NodeHide).
-func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter, slice *dataSlice, enc, owner string, flushEvery, hide int) error {
+func streamAccounts(ctx context.Context, o *out, sets []holderView, fs []filter, slice *dataSlice, enc, owner string, flushEvery, hide int) error {
 	if err := o.WriteByte('['); err != nil {
 		return err
 	}
@@ -232,17 +232,13 @@ func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter,
 		pending = 0
 	)
 	for _, hs := range sets {
-		for i := min(hide, hs.n); i < hs.n; i++ {
-			a := hs.account(i)
-			data := hs.data(&a, raw[:])
-			ok := true
-			for k := range fs {
-				if !fs[k].match(data) {
-					ok = false
-					break
-				}
+		for i := min(hide, hs.total); i < hs.total; i++ {
+			a, open := hs.account(i)
+			if !open {
+				continue
 			}
-			if !ok {
+			data := hs.data(&a, raw[:])
+			if !matchAll(fs, data) {
 				continue
 			}
 			item = item[:0]
@@ -272,18 +268,28 @@ func streamAccounts(ctx context.Context, o *out, sets []*holderSet, fs []filter,
 // appendKeyedAccount appends one {"pubkey":…,"account":{…}} element of a
 // getProgramAccounts answer; enc was checked up front.
 func appendKeyedAccount(item []byte, address *pubkey, data []byte, slice *dataSlice, enc, owner string) []byte {
+	item = appendKeyedHead(item, address, len(data))
+	item, _ = appendEncodedData(item, slice.apply(data), enc)
+	return appendKeyedTail(item, owner, len(data))
+}
+
+// appendKeyedHead appends a keyed account up to its "data" value.
+func appendKeyedHead(item []byte, address *pubkey, space int) []byte {
 	item = append(item, `{"pubkey":"`...)
 	item = appendBase58Key(item, address)
 	item = append(item, `","account":{"lamports":`...)
-	item = strconv.AppendUint(item, rentExempt(len(data)), 10)
-	item = append(item, `,"data":`...)
-	item, _ = appendEncodedData(item, slice.apply(data), enc)
+	item = strconv.AppendUint(item, rentExempt(space), 10)
+	return append(item, `,"data":`...)
+}
+
+// appendKeyedTail appends a keyed account from after its "data" value.
+func appendKeyedTail(item []byte, owner string, space int) []byte {
 	item = append(item, `,"owner":"`...)
 	item = append(item, owner...)
 	item = append(item, `","executable":false,"rentEpoch":`...)
 	item = append(item, maxRentEpoch...)
 	item = append(item, `,"space":`...)
-	item = strconv.AppendInt(item, int64(len(data)), 10)
+	item = strconv.AppendInt(item, int64(space), 10)
 	return append(item, "}}"...)
 }
 

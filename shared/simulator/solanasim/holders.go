@@ -75,8 +75,25 @@ type holderSet struct {
 
 	once    sync.Once
 	truth   Truth
+	totalHi uint64 // the generated balances' sum, high and low words
+	totalLo uint64
+	top     []topItem // the topDepth largest generated accounts, largest first
 	largest []BalanceEntry
+
+	// The changes made on demand (holderedits.go), guarded by Server.mu:
+	// total is the number of account indices (n, then the accounts
+	// opened since), over the state of each account that departs from
+	// the generated one (replaced, never written in place: a snapshot
+	// is the map), edits the log of changes, oldest first.
+	total int
+	over  map[int]acctState
+	edits []holderEdit
 }
+
+// topDepth is how many of the largest generated accounts compute keeps:
+// more than 20, so that the 20 largest stay exact after some of them
+// changed (holderView.largest).
+const topDepth = 64
 
 func shareThreshold(s float64) uint64 {
 	switch {
@@ -104,7 +121,7 @@ func newHolderSet(mint pubkey, program Program, supply uint64, h Holders) (*hold
 	if per < 2 {
 		return nil, fmt.Errorf("holders: AccountsPerOwner %d, want >= 2", per)
 	}
-	hs := &holderSet{mint: mint, program: program, n: h.Accounts}
+	hs := &holderSet{mint: mint, program: program, n: h.Accounts, total: h.Accounts}
 	hs.multi = int(float64(h.Accounts) * h.MultiAccountShare)
 	hs.k = (hs.multi + per - 1) / per
 	hs.base = mix(h.Seed ^ binary.LittleEndian.Uint64(mint[:8]) ^ mix(binary.LittleEndian.Uint64(mint[8:16])))
@@ -236,18 +253,16 @@ func (hs *holderSet) compute() {
 				continue
 			}
 			t.NonZeroAccounts++
-			sum, carry := bits.Add64(t.TotalAmount, amt, 0)
-			if carry != 0 {
-				sum = ^uint64(0)
-			}
-			t.TotalAmount = sum
+			var carry uint64
+			t.TotalAmount, carry = bits.Add64(t.TotalAmount, amt, 0)
+			hs.totalHi += carry
 			if i < hs.multi {
 				j := i % hs.k
 				positive[j/64] |= 1 << (j % 64)
 			} else {
 				t.Holders++
 			}
-			if top.Len() < 20 {
+			if top.Len() < topDepth {
 				heap.Push(top, topItem{i, amt})
 			} else if (*top)[0].less(topItem{i, amt}) {
 				(*top)[0] = topItem{i, amt}
@@ -257,14 +272,25 @@ func (hs *holderSet) compute() {
 		for _, w := range positive {
 			t.Holders += bits.OnesCount64(w)
 		}
-		items := append([]topItem(nil), (*top)...)
-		sort.Slice(items, func(a, b int) bool { return items[b].less(items[a]) })
-		hs.largest = make([]BalanceEntry, len(items))
-		for k, it := range items {
-			hs.largest[k] = BalanceEntry{Address: hs.addressKey(it.i).String(), Amount: it.amount}
+		hs.top = append([]topItem(nil), (*top)...)
+		sort.Slice(hs.top, func(a, b int) bool { return hs.top[b].less(hs.top[a]) })
+		hs.largest = hs.entries(hs.top)
+		hs.totalLo = t.TotalAmount
+		if hs.totalHi != 0 {
+			t.TotalAmount = ^uint64(0)
 		}
 		hs.truth = t
 	})
+}
+
+// entries are the 20 first items as BalanceEntry.
+func (hs *holderSet) entries(items []topItem) []BalanceEntry {
+	items = items[:min(len(items), 20)]
+	out := make([]BalanceEntry, len(items))
+	for k, it := range items {
+		out[k] = BalanceEntry{Address: hs.addressKey(it.i).String(), Amount: it.amount}
+	}
+	return out
 }
 
 type topItem struct {

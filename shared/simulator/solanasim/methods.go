@@ -81,18 +81,9 @@ func (s *Server) contextSlot(ctx context.Context, c commitmentConfig) (uint64, *
 	if v := viewOf(ctx); v.lag > 0 {
 		slot -= min(v.lag, slot)
 	}
-	lag := uint64(finalizedLag)
-	if c.Commitment != nil {
-		switch *c.Commitment {
-		case "processed", "recent", "single", "singleGossip":
-			lag = 0
-		case "confirmed":
-			lag = confirmedLag
-		case "finalized", "max", "root":
-			lag = finalizedLag
-		default:
-			return 0, invalidParams(fmt.Sprintf("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`.", *c.Commitment))
-		}
+	lag, e := commitmentLag(c.Commitment)
+	if e != nil {
+		return 0, e
 	}
 	if slot > lag {
 		slot -= lag
@@ -101,6 +92,23 @@ func (s *Server) contextSlot(ctx context.Context, c commitmentConfig) (uint64, *
 		return 0, &rpcError{Code: CodeMinContextSlotNotOK, Message: "Minimum context slot has not been reached", Data: map[string]uint64{"contextSlot": slot}}
 	}
 	return slot, nil
+}
+
+// commitmentLag is how many slots behind the processed one a commitment
+// answers (nil: finalized).
+func commitmentLag(commitment *string) (uint64, *rpcError) {
+	if commitment == nil {
+		return finalizedLag, nil
+	}
+	switch *commitment {
+	case "processed", "recent", "single", "singleGossip":
+		return 0, nil
+	case "confirmed":
+		return confirmedLag, nil
+	case "finalized", "max", "root":
+		return finalizedLag, nil
+	}
+	return 0, invalidParams(fmt.Sprintf("Invalid params: unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`.", *commitment))
 }
 
 type rpcContext struct {
@@ -205,14 +213,14 @@ func decimalString(amount uint64, decimals uint8) string {
 }
 
 // lookupMint returns a snapshot of mint's state, or the node's error.
-func (s *Server) lookupMint(ctx context.Context, k pubkey) (mintState, *holderSet, *rpcError) {
+func (s *Server) lookupMint(ctx context.Context, k pubkey) (mintState, holderView, *rpcError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	tok, ok := s.tokens[k]
 	if !ok {
-		return mintState{}, nil, invalidParams("Invalid param: could not find account")
+		return mintState{}, holderView{}, invalidParams("Invalid param: could not find account")
 	}
-	return s.stateSeen(ctx, tok), tok.holders, nil
+	return s.stateSeen(ctx, tok), s.holdersSeen(ctx, tok), nil
 }
 
 func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
@@ -260,13 +268,13 @@ func (s *Server) getTokenLargestAccounts(ctx context.Context, params json.RawMes
 	if e != nil {
 		return nil, e
 	}
-	hs.compute()
+	largest := hs.largest()
 	type entry struct {
 		Address string `json:"address"`
 		tokenAmount
 	}
-	list := make([]entry, len(hs.largest))
-	for i, b := range hs.largest {
+	list := make([]entry, len(largest))
+	for i, b := range largest {
 		list[i] = entry{b.Address, uiAmount(b.Amount, st.decimals)}
 	}
 	return s.wrap(slot, list), nil

@@ -131,6 +131,7 @@ func (ss *socketSet) Len() int {
 // socket is one PubSub connection.
 type socket struct {
 	srv   *Server
+	req   *http.Request // the upgrade's: the key a refusal quotes
 	conn  *websocket.Conn
 	seen  func() view        // the node's view now
 	fault func() SocketFault // the node's socket fault now (nil: none)
@@ -139,8 +140,9 @@ type socket struct {
 	stalled atomic.Bool
 	garbled atomic.Uint64
 
-	mu   sync.Mutex
-	subs map[uint64]*accountSub
+	mu    sync.Mutex
+	subs  map[uint64]*accountSub
+	psubs map[uint64]*programSub // pubsub_program.go
 }
 
 // accountSub is one accountSubscribe.
@@ -162,7 +164,7 @@ func (s *Server) servePubSub(w http.ResponseWriter, r *http.Request, set *socket
 	if err != nil {
 		return // the upgrader answered the error
 	}
-	c := &socket{srv: s, conn: conn, seen: seen, fault: fault, subs: map[uint64]*accountSub{}}
+	c := &socket{srv: s, req: r, conn: conn, seen: seen, fault: fault, subs: map[uint64]*accountSub{}, psubs: map[uint64]*programSub{}}
 	conn.SetReadLimit(maxPubSubMessage)
 	conn.SetPingHandler(func(data string) error {
 		if c.silent() {
@@ -281,6 +283,15 @@ func (c *socket) handle(msg []byte) {
 		return
 	}
 	switch call.method {
+	case "accountSubscribe", "programSubscribe":
+		if refused := c.refusal(call.method); refused != nil {
+			if refused != errDropped {
+				c.reply(call.id, nil, refused)
+			}
+			return
+		}
+	}
+	switch call.method {
 	case "accountSubscribe":
 		id, rerr := c.subscribe(call.params)
 		if rerr != nil {
@@ -288,7 +299,14 @@ func (c *socket) handle(msg []byte) {
 			return
 		}
 		c.reply(call.id, id, nil)
-	case "accountUnsubscribe":
+	case "programSubscribe":
+		id, rerr := c.programSubscribe(call.params)
+		if rerr != nil {
+			c.reply(call.id, nil, rerr)
+			return
+		}
+		c.reply(call.id, id, nil)
+	case "accountUnsubscribe", "programUnsubscribe":
 		ok, rerr := c.unsubscribe(call.params)
 		if rerr != nil {
 			c.reply(call.id, nil, rerr)
@@ -332,7 +350,7 @@ func (c *socket) subscribe(params json.RawMessage) (uint64, *rpcError) {
 	last, _ := json.Marshal(acc)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.subs) >= maxSubsPerSocket {
+	if len(c.subs)+len(c.psubs) >= maxSubsPerSocket {
 		return 0, invalidParams("Invalid params: too many subscriptions on this connection")
 	}
 	id := c.srv.nextSub.Add(1)
@@ -349,12 +367,17 @@ func (c *socket) unsubscribe(params json.RawMessage) (bool, *rpcError) {
 	if err != nil {
 		return false, invalidParams("Invalid params: invalid type: expected u64.")
 	}
+	// One table of subscriptions, as the node's: either unsubscribe
+	// method ends a subscription of either kind.
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.subs[id]; !ok {
+	_, isAccount := c.subs[id]
+	_, isProgram := c.psubs[id]
+	if !isAccount && !isProgram {
 		return false, invalidParams("Invalid subscription id.")
 	}
 	delete(c.subs, id)
+	delete(c.psubs, id)
 	return true, nil
 }
 
@@ -411,6 +434,7 @@ func (c *socket) notifyChanged() {
 	for _, n := range out {
 		c.send(n.msg)
 	}
+	c.notifyPrograms()
 }
 
 // applySocketFault acts on the open sockets of set when fault f is set.

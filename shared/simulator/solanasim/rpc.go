@@ -394,8 +394,9 @@ func excludedError(program string) *rpcError {
 }
 
 // Serves reports whether the simulated node serves the JSON-RPC method
-// (a route of Faults).
+// (a route of Faults): over HTTP, or a PubSub subscription, whose request
+// takes the route's fault too (see socket.refusal).
 func Serves(method string) bool {
 	_, ok := methods[method]
-	return ok
+	return ok || method == "accountSubscribe" || method == "programSubscribe"
 }

@@ -10,12 +10,18 @@
 // every HTTP request.
 //
 // Each port also speaks Solana's PubSub (accountSubscribe,
-// accountNotification, accountUnsubscribe) on a GET with Upgrade:
-// websocket, at any path, as providers publish wss:// URLs with the path
-// and key of their https:// ones (see pubsub.go; a Node's socket faults are
-// SocketFault), and serves a control endpoint that mints and burns on
-// demand for other processes: POST /_simulator/burn?amount=N and
-// POST /_simulator/mint?amount=N (ControlPrefix).
+// accountNotification, accountUnsubscribe; programSubscribe,
+// programNotification, programUnsubscribe with getProgramAccounts'
+// filters) on a GET with Upgrade: websocket, at any path, as providers
+// publish wss:// URLs with the path and key of their https:// ones (see
+// pubsub.go and pubsub_program.go; a Node's socket faults are SocketFault;
+// the fault table's routes accountSubscribe and programSubscribe refuse a
+// subscription), and serves a control endpoint that mints, burns and
+// changes holders on demand for other processes: POST
+// /_simulator/burn?amount=N, POST /_simulator/mint?amount=N and POST
+// /_simulator/holders/{new,open,sellout,back,move,close} (ControlPrefix;
+// in Go, AdjustSupply, OpenHolder, SetHolderBalance, MoveHolderBalance and
+// CloseHolderAccount). Each change lands at a new slot.
 //
 //	srv := solanasim.New()
 //	_ = srv.AddToken(solanasim.Token{Mint: mint, Decimals: 9, Supply: s,
@@ -234,25 +240,39 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Truth returns the exact ground truth of mint's holder set (computed once,
-// in one pass of bounded memory), and false when mint is unknown.
+// Truth returns the exact ground truth of mint's holder set now (the
+// generated set's computed once, in one pass of bounded memory, corrected
+// by the holder changes made since), and false when mint is unknown.
 func (s *Server) Truth(mint string) (Truth, bool) {
-	tok := s.token(mint)
-	if tok == nil {
+	v, ok := s.holdersOf(mint)
+	if !ok {
 		return Truth{}, false
 	}
-	tok.holders.compute()
-	return tok.holders.truth, true
+	return v.truth(), true
 }
 
 // Largest returns mint's 20 largest token accounts, largest first.
 func (s *Server) Largest(mint string) ([]BalanceEntry, bool) {
-	tok := s.token(mint)
-	if tok == nil {
+	v, ok := s.holdersOf(mint)
+	if !ok {
 		return nil, false
 	}
-	tok.holders.compute()
-	return append([]BalanceEntry(nil), tok.holders.largest...), true
+	return append([]BalanceEntry(nil), v.largest()...), true
+}
+
+// holdersOf is mint's holder set now.
+func (s *Server) holdersOf(mint string) (holderView, bool) {
+	k, err := parsePubkey(mint)
+	if err != nil {
+		return holderView{}, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	tok, ok := s.tokens[k]
+	if !ok {
+		return holderView{}, false
+	}
+	return holdersNow(tok), true
 }
 
 func (s *Server) token(mint string) *simToken {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,6 +124,27 @@ func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
+}
+
+// Freeze stops the server's process (SIGSTOP) without closing anything:
+// its port still takes connections and commands, and nothing answers
+// them, as a Redis that hangs or an address whose pod is gone. Thaw
+// (SIGCONT) lets it answer again; Stop ends it frozen or not.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server run again.
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.tb.Fatal("redistest: the server is not running")
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatal(err)
+	}
 }
 
 // Restart stops the server and starts an empty one on the same port.

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/logging"
-
 	"github.com/mr-tron/base58"
 	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/store"
 	"github.com/tokendata/tokendata/shared/testkit/redistest"

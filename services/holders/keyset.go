@@ -1,0 +1,128 @@
+package holders
+
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+// keySet is a compact set of 32-byte keys (addresses), each with a stable
+// index, its order of insertion, and, when made with values, a uint32
+// value per key. Keys live in fixed 1 MiB chunks (32 bytes each, never
+// copied), values in chunks of the same length beside them, and an
+// open-addressing table of 8-byte slots (32 bits of hash, 32 bits of key
+// index) at a load factor of at most 3/4 finds them: 44 to 56 bytes a key
+// as the table doubles (4 more with values), against 60 to 80 for a Go
+// map of the same keys. Keys are never removed.
+type keySet struct {
+	seed   maphash.Seed
+	chunks [][]Owner
+	vals   [][]uint32 // nil unless made with values
+	values bool
+	n      uint32
+	slots  []uint64 // 0: empty; else hash32<<32 | (index+1)
+	mask   uint32
+}
+
+const (
+	chunkBits = 15 // 32,768 keys (1 MiB) per chunk
+	chunkLen  = 1 << chunkBits
+	minSlots  = 1 << 12
+	ownerSize = int64(len(Owner{}))
+)
+
+func newKeySet(values bool) keySet {
+	return keySet{seed: maphash.MakeSeed(), values: values, slots: make([]uint64, minSlots), mask: minSlots - 1}
+}
+
+// len is the number of keys.
+func (s *keySet) len() uint32 { return s.n }
+
+// bytes is the set's memory: key chunks, value chunks and the table.
+func (s *keySet) bytes() int64 {
+	return int64(len(s.chunks))*s.chunkBytes() + int64(len(s.slots))*8
+}
+
+func (s *keySet) chunkBytes() int64 {
+	if s.values {
+		return chunkLen * (ownerSize + 4)
+	}
+	return chunkLen * ownerSize
+}
+
+// growth is what the next insert adds to bytes: a new chunk, the table
+// doubled, or nothing (most inserts).
+func (s *keySet) growth() int64 {
+	var g int64
+	if s.n>>chunkBits == uint32(len(s.chunks)) {
+		g += s.chunkBytes()
+	}
+	if uint64(s.n+1)*4 > uint64(len(s.slots))*3 {
+		g += int64(len(s.slots)) * 8
+	}
+	return g
+}
+
+func (s *keySet) hash(k *Owner) uint32 { return uint32(maphash.Bytes(s.seed, k[:]) >> 32) }
+
+func (s *keySet) key(i uint32) *Owner { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
+
+// value is key i's value (a set made with values).
+func (s *keySet) value(i uint32) *uint32 { return &s.vals[i>>chunkBits][i&(chunkLen-1)] }
+
+// find returns the index of k, whose hash is h.
+func (s *keySet) find(k *Owner, h uint32) (uint32, bool) {
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		v := s.slots[i]
+		if v == 0 {
+			return 0, false
+		}
+		if uint32(v>>32) == h && *s.key(uint32(v) - 1) == *k {
+			return uint32(v) - 1, true
+		}
+	}
+}
+
+// insert adds k, whose hash is h and which find did not find, and returns
+// its index; its value starts at 0.
+func (s *keySet) insert(k *Owner, h uint32) uint32 {
+	idx := s.n
+	if idx>>chunkBits == uint32(len(s.chunks)) {
+		s.chunks = append(s.chunks, make([]Owner, chunkLen))
+		if s.values {
+			s.vals = append(s.vals, make([]uint32, chunkLen))
+		}
+	}
+	*s.key(idx) = *k
+	s.n++
+	if uint64(s.n)*4 > uint64(len(s.slots))*3 {
+		s.grow()
+	}
+	s.place(uint64(h)<<32 | uint64(idx+1))
+	return idx
+}
+
+func (s *keySet) place(v uint64) {
+	for i := uint32(v>>32) & s.mask; ; i = (i + 1) & s.mask {
+		if s.slots[i] == 0 {
+			s.slots[i] = v
+			return
+		}
+	}
+}
+
+// grow doubles the table, re-placing entries from their stored hash
+// (the keys are not read again).
+func (s *keySet) grow() {
+	old := s.slots
+	size := len(old) * 2
+	if bits.Len(uint(size)) > 33 {
+		panic("holders: key set above 2^31 entries")
+	}
+	s.slots = make([]uint64, size)
+	s.mask = uint32(size - 1)
+	for _, v := range old {
+		if v != 0 {
+			s.place(v)
+		}
+	}
+}

@@ -1,0 +1,490 @@
+package solanasim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/bits"
+	"sort"
+)
+
+// Holder changes on demand. A token's accounts are generated (holders.go);
+// the changes made since depart from them: an account opened (a new index
+// after the generated ones, with an owner of its own), a balance set, an
+// account closed. Each change is a transaction that lands in a slot of its
+// own, after the one the ledger was at; the log of changes lets a lagging
+// node answer the holder set of its slot, and PubSub tell each slot's
+// changed accounts (programSubscribe). The supply is left as it is, as
+// burns and mints leave the holder set.
+
+// acctState is a token account's balance, or its absence (closed, or not
+// opened yet).
+type acctState struct {
+	amount uint64
+	closed bool
+}
+
+// holderEdit is one change of one account, in force from slot on.
+type holderEdit struct {
+	slot          uint64
+	index         int
+	before, after acctState
+}
+
+// maxHolderEdits bounds the log of changes per token: a node lagging
+// past the oldest sees the changes made before it as made, and a socket
+// that far behind misses their notifications.
+const maxHolderEdits = 4096
+
+// Errors of the holder changes, for the control endpoint's status.
+var (
+	errUnknownMint    = errors.New("unknown mint")
+	errUnknownAccount = errors.New("unknown token account")
+)
+
+// generated is account i as generated: indices past n are not opened.
+func (hs *holderSet) generated(i int) acctState {
+	if i >= hs.n {
+		return acctState{closed: true}
+	}
+	return acctState{amount: hs.amount(i)}
+}
+
+// holderView is a token's holder set at one slot: the generated accounts
+// with the changes in force then.
+type holderView struct {
+	*holderSet
+	total int
+	over  map[int]acctState
+}
+
+// state is account i's balance or absence in the view.
+func (v *holderView) state(i int) acctState {
+	if v.over != nil {
+		if st, ok := v.over[i]; ok {
+			return st
+		}
+	}
+	return v.generated(i)
+}
+
+// account is account i in full, and false when it does not exist.
+func (v *holderView) account(i int) (tokenAccount, bool) {
+	st := v.state(i)
+	if st.closed {
+		return tokenAccount{}, false
+	}
+	return tokenAccount{
+		index:   i,
+		address: v.addressKey(i),
+		owner:   v.ownerKey(v.ownerIndex(i)),
+		amount:  st.amount,
+		size:    v.size(i),
+	}, true
+}
+
+// holdersNow is tok's holder set now (Server.mu held).
+func holdersNow(tok *simToken) holderView {
+	hs := tok.holders
+	return holderView{holderSet: hs, total: hs.total, over: hs.over}
+}
+
+// holdersSeen is tok's holder set as the node of ctx sees it (Server.mu
+// held): a lagging node's is the set of its slot.
+func (s *Server) holdersSeen(ctx context.Context, tok *simToken) holderView {
+	v := holdersNow(tok)
+	lag := viewOf(ctx).lag
+	edits := tok.holders.edits
+	if lag == 0 || len(edits) == 0 {
+		return v
+	}
+	now := s.slot.Load()
+	at := now - min(lag, now)
+	if edits[len(edits)-1].slot <= at {
+		return v
+	}
+	v.over = maps.Clone(v.over)
+	for k := len(edits) - 1; k >= 0 && edits[k].slot > at; k-- {
+		e := &edits[k]
+		if e.before == v.generated(e.index) {
+			delete(v.over, e.index)
+		} else {
+			v.over[e.index] = e.before
+		}
+	}
+	return v
+}
+
+// ownerAccounts are the account indices of owner j among the generated
+// ones; an opened account's owner has that account alone.
+func (hs *holderSet) ownerAccounts(j int) []int {
+	if j < hs.k {
+		out := make([]int, 0, (hs.multi-j+hs.k-1)/hs.k)
+		for i := j; i < hs.multi; i += hs.k {
+			out = append(out, i)
+		}
+		return out
+	}
+	return []int{hs.multi + (j - hs.k)}
+}
+
+// truth is the ground truth of the view: the generated set's, computed
+// once, corrected by the accounts that changed.
+func (v *holderView) truth() Truth {
+	v.compute()
+	t := v.holderSet.truth
+	if len(v.over) == 0 {
+		return t
+	}
+	hi, lo := v.totalHi, v.totalLo
+	count := func(st acctState, i, sign int) {
+		if st.closed {
+			return
+		}
+		t.TokenAccounts += sign
+		if v.size(i) > tokenAccountLen {
+			t.Accounts170 += sign
+		} else {
+			t.Accounts165 += sign
+		}
+		if st.amount == 0 {
+			return
+		}
+		t.NonZeroAccounts += sign
+		var c uint64
+		if sign > 0 {
+			lo, c = bits.Add64(lo, st.amount, 0)
+			hi += c
+		} else {
+			lo, c = bits.Sub64(lo, st.amount, 0)
+			hi -= c
+		}
+	}
+	owners := map[int]struct{}{}
+	for i, st := range v.over {
+		count(v.generated(i), i, -1)
+		count(st, i, +1)
+		owners[v.ownerIndex(i)] = struct{}{}
+	}
+	for j := range owners {
+		var baseIn, basePos, nowIn, nowPos bool
+		for _, i := range v.ownerAccounts(j) {
+			b, st := v.generated(i), v.state(i)
+			baseIn, basePos = baseIn || !b.closed, basePos || b.amount > 0
+			nowIn, nowPos = nowIn || !st.closed, nowPos || (!st.closed && st.amount > 0)
+		}
+		t.Owners += b2i(nowIn) - b2i(baseIn)
+		t.Holders += b2i(nowPos) - b2i(basePos)
+	}
+	t.TotalAmount = lo
+	if hi != 0 {
+		t.TotalAmount = ^uint64(0)
+	}
+	return t
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// largest is the view's 20 largest accounts (positive balances), largest
+// first: the generated set's largest that did not change, with the
+// changed ones; one pass over the set when too many of them changed for
+// that to be exact.
+func (v *holderView) largest() []BalanceEntry {
+	v.compute()
+	if len(v.over) == 0 {
+		return v.holderSet.largest
+	}
+	items := make([]topItem, 0, len(v.top)+len(v.over))
+	kept := 0
+	for _, it := range v.top {
+		if _, ok := v.over[it.i]; !ok {
+			items = append(items, it)
+			kept++
+		}
+	}
+	if len(v.top) == topDepth && kept < 20 {
+		return v.largestFull()
+	}
+	for i, st := range v.over {
+		if !st.closed && st.amount > 0 {
+			items = append(items, topItem{i, st.amount})
+		}
+	}
+	sort.Slice(items, func(a, b int) bool { return items[b].less(items[a]) })
+	return v.entries(items)
+}
+
+func (v *holderView) largestFull() []BalanceEntry {
+	var items []topItem
+	for i := range v.total {
+		if st := v.state(i); !st.closed && st.amount > 0 {
+			items = append(items, topItem{i, st.amount})
+		}
+	}
+	sort.Slice(items, func(a, b int) bool { return items[b].less(items[a]) })
+	return v.entries(items)
+}
+
+// indexOf finds the account at address among the first total indices
+// (one pass: the addresses are hashes).
+func (hs *holderSet) indexOf(address pubkey, total int) (int, bool) {
+	for i := range total {
+		if hs.addressKey(i) == address {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// HolderChange is what one holder change did: the slot it landed in and
+// the accounts it changed, as they are after it.
+type HolderChange struct {
+	Mint     string          `json:"mint"`
+	Slot     uint64          `json:"slot"`
+	Accounts []AccountChange `json:"accounts"`
+}
+
+// AccountChange is one token account after a holder change.
+type AccountChange struct {
+	Address string `json:"address"`
+	Owner   string `json:"owner"`
+	// Amount is the balance in base units (a decimal string in JSON, as
+	// the node's amounts).
+	Amount uint64 `json:"amount,string"`
+	// Closed reports an account closed by the change.
+	Closed bool `json:"closed"`
+}
+
+// OpenHolder opens a token account of mint ("" is the first token added)
+// with a new owner and amount base units: a new holder, or with 0 an
+// account opened empty.
+func (s *Server) OpenHolder(mint string, amount uint64) (HolderChange, error) {
+	return s.changeHolders(mint, nil, func(hs *holderSet, _ []int, set func(int, acctState)) error {
+		set(hs.total, acctState{amount: amount})
+		hs.total++
+		return nil
+	})
+}
+
+// SetHolderBalance sets the balance of mint's token account: 0 is a
+// holder who sold out, a positive amount after 0 a holder back. It is
+// refused for a closed account and when the balance is amount already.
+func (s *Server) SetHolderBalance(mint, account string, amount uint64) (HolderChange, error) {
+	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
+		if cur := hs.state(idx[0]); cur.amount == amount {
+			return fmt.Errorf("the balance of %s is %d already", account, amount)
+		}
+		set(idx[0], acctState{amount: amount})
+		return nil
+	})
+}
+
+// backHolder sets the balance of an account at 0 to amount: a holder
+// back, refused for an account that holds some.
+func (s *Server) backHolder(mint, account string, amount uint64) (HolderChange, error) {
+	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
+		if cur := hs.state(idx[0]); cur.amount != 0 {
+			return fmt.Errorf("%s holds %d: a holder back comes from 0", account, cur.amount)
+		}
+		set(idx[0], acctState{amount: amount})
+		return nil
+	})
+}
+
+// MoveHolderBalance moves amount base units (above 0) from one token
+// account of mint to another, both changed in one slot. It is refused
+// when from holds less than amount or when from and to are one account.
+func (s *Server) MoveHolderBalance(mint, from, to string, amount uint64) (HolderChange, error) {
+	return s.changeHolders(mint, []string{from, to}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
+		a, b := hs.state(idx[0]), hs.state(idx[1])
+		switch {
+		case idx[0] == idx[1]:
+			return errors.New("from and to are one account")
+		case amount == 0:
+			return errors.New("moving 0")
+		case a.amount < amount:
+			return fmt.Errorf("%s holds %d, fewer than %d", from, a.amount, amount)
+		case b.amount > ^uint64(0)-amount:
+			return fmt.Errorf("%s would hold more than 2^64-1", to)
+		}
+		set(idx[0], acctState{amount: a.amount - amount})
+		set(idx[1], acctState{amount: b.amount + amount})
+		return nil
+	})
+}
+
+// CloseHolderAccount closes mint's token account, which must hold 0 (the
+// token program refuses to close an account with a balance).
+func (s *Server) CloseHolderAccount(mint, account string) (HolderChange, error) {
+	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
+		if cur := hs.state(idx[0]); cur.amount != 0 {
+			return fmt.Errorf("%s holds %d: only an account at 0 can be closed", account, cur.amount)
+		}
+		set(idx[0], acctState{closed: true})
+		return nil
+	})
+}
+
+// state is account i now (Server.mu held).
+func (hs *holderSet) state(i int) acctState {
+	v := holderView{holderSet: hs, total: hs.total, over: hs.over}
+	return v.state(i)
+}
+
+// changeHolders makes one holder change of mint at a new slot: it finds
+// the accounts (open ones), and f sets their states through set.
+func (s *Server) changeHolders(mint string, accounts []string, f func(hs *holderSet, idx []int, set func(int, acctState)) error) (HolderChange, error) {
+	k, err := s.mintKey(mint)
+	if err != nil {
+		return HolderChange{}, err
+	}
+	s.mu.RLock()
+	tok, ok := s.tokens[k]
+	var total int
+	if ok {
+		total = tok.holders.total
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return HolderChange{}, fmt.Errorf("solanasim: %w %s", errUnknownMint, k)
+	}
+	hs := tok.holders
+	// The addresses are looked for before the lock is taken: an index's
+	// address never changes.
+	idx := make([]int, len(accounts))
+	for n, a := range accounts {
+		ak, err := parsePubkey(a)
+		if err != nil {
+			return HolderChange{}, fmt.Errorf("solanasim: account %q: %w", a, err)
+		}
+		i, found := hs.indexOf(ak, total)
+		if !found {
+			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s", errUnknownAccount, a, k)
+		}
+		idx[n] = i
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tokens[k] != tok {
+		return HolderChange{}, fmt.Errorf("solanasim: mint %s was replaced", k)
+	}
+	for n, i := range idx {
+		if hs.state(i).closed {
+			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s (closed)", errUnknownAccount, accounts[n], k)
+		}
+	}
+	type set struct {
+		i  int
+		st acctState
+	}
+	var sets []set
+	if err := f(hs, idx, func(i int, st acctState) { sets = append(sets, set{i, st}) }); err != nil {
+		return HolderChange{}, fmt.Errorf("solanasim: %w", err)
+	}
+	slot := s.slot.Add(1)
+	// A new map: the one replaced may be a reader's snapshot.
+	over := maps.Clone(hs.over)
+	if over == nil {
+		over = map[int]acctState{}
+	}
+	hs.over = over
+	ch := HolderChange{Mint: k.String(), Slot: slot}
+	for _, st := range sets {
+		before := hs.state(st.i)
+		if b := hs.generated(st.i); st.st == b {
+			delete(over, st.i)
+		} else {
+			over[st.i] = st.st
+		}
+		hs.edits = append(hs.edits, holderEdit{slot: slot, index: st.i, before: before, after: st.st})
+		ch.Accounts = append(ch.Accounts, AccountChange{
+			Address: hs.addressKey(st.i).String(),
+			Owner:   hs.ownerKey(hs.ownerIndex(st.i)).String(),
+			Amount:  st.st.amount,
+			Closed:  st.st.closed,
+		})
+	}
+	if len(hs.edits) > maxHolderEdits {
+		hs.edits = append([]holderEdit(nil), hs.edits[len(hs.edits)-maxHolderEdits:]...)
+	}
+	s.signal()
+	return ch, nil
+}
+
+// mintKey is mint's key; "" is the first token added.
+func (s *Server) mintKey(mint string) (pubkey, error) {
+	if mint == "" {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if !s.hasDefault {
+			return pubkey{}, errors.New("solanasim: no token")
+		}
+		return s.defaultMint, nil
+	}
+	k, err := parsePubkey(mint)
+	if err != nil {
+		return pubkey{}, fmt.Errorf("solanasim: mint: %w", err)
+	}
+	return k, nil
+}
+
+// changedAccount is one account a slot changed, as that slot left it.
+type changedAccount struct {
+	slot  uint64
+	hs    *holderSet
+	index int
+	state acctState
+}
+
+// programChanges are the token accounts of program changed from slot
+// from to the slot a node lagging by lag is at (to, returned): one per
+// account and slot, as the slot left it, by slot, then mint, then order
+// of change.
+func (s *Server) programChanges(program pubkey, from, lag uint64) (changes []changedAccount, to uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.slot.Load()
+	to = now - min(lag, now)
+	if from > to {
+		return nil, to
+	}
+	var sets []*holderSet
+	for _, tok := range s.tokens {
+		if tok.holders.program.ID() == program.String() && len(tok.holders.edits) > 0 {
+			sets = append(sets, tok.holders)
+		}
+	}
+	if len(sets) == 0 {
+		return nil, to
+	}
+	sort.Slice(sets, func(a, b int) bool { return bytes.Compare(sets[a].mint[:], sets[b].mint[:]) < 0 })
+	var out []changedAccount
+	for _, hs := range sets {
+		first := sort.Search(len(hs.edits), func(k int) bool { return hs.edits[k].slot >= from })
+		for _, e := range hs.edits[first:] {
+			if e.slot > to {
+				break
+			}
+			dup := false
+			for k := len(out) - 1; k >= 0 && out[k].slot == e.slot; k-- {
+				if out[k].hs == hs && out[k].index == e.index {
+					out[k].state, dup = e.after, true
+					break
+				}
+			}
+			if !dup {
+				out = append(out, changedAccount{e.slot, hs, e.index, e.after})
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].slot < out[b].slot })
+	return out, to
+}
