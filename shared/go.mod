@@ -6,6 +6,7 @@ require (
 	github.com/andybalholm/brotli v1.2.8
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/dunglas/httpsfv v1.1.2
+	github.com/gorilla/websocket v1.5.3
 	github.com/mr-tron/base58 v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0

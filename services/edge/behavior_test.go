@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net"
 	"net/http"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"

@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +9,12 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/shopspring/decimal"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
+	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // BenchmarkServe measures the request path through the real engine (every
@@ -164,7 +168,11 @@ func TestCacheHitAllocatesNothing(t *testing.T) {
 // BenchmarkRender measures a render of every route: "changed" compresses
 // every body (as when everything changed; the market domain alone changes
 // four), "unchanged" re-renders the same state (a stale flag flips
-// elsewhere) and keeps every compressed body.
+// elsewhere) and keeps every compressed body. "new-market-supply" and
+// "stale-flip" are the two renders of a second in make bench's boundary
+// row: new market and supply documents (the price moved), then the
+// instant their stale-after is crossed; each compresses the bodies made
+// of them again.
 func BenchmarkRender(b *testing.B) {
 	h := newHarness(b, nil)
 	h.writeAll()
@@ -182,4 +190,26 @@ func BenchmarkRender(b *testing.B) {
 			}
 		})
 	}
+	m := edgetest.Market()
+	p := decimal.New(123456, -10)
+	m.PriceUSD = &p
+	h.write(contract.DomainMarket, m, 0)
+	h.write(contract.DomainSupply, edgetest.Supply(), 0)
+	h.refresh()
+	moved := h.srv.mirror.View()
+	b.Run("new-market-supply", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h.srv.bodies.Render(moved.State, v, h.clock.Now())
+		}
+	})
+	if moved.NextChange.IsZero() {
+		b.Fatal("no stale-after ahead of the new documents")
+	}
+	b.Run("stale-flip", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h.srv.bodies.Render(view.Expire(moved.State, moved.NextChange), moved, moved.NextChange)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package edge
 import (
 	"bytes"
 	"context"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"runtime"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"

@@ -2,8 +2,6 @@ package edge
 
 import (
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,7 +11,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -233,6 +233,10 @@ func priceCheck(verdict string) *contract.PriceCheck {
 		Reason: "The aggregators disagree: geckoterminal prices pair " + edgetest.PairSOL +
 			" at 0.000013 USD, 5.35% from dexscreener's 0.00001234 USD, beyond the 2% tolerance; dexscreener's figures are published."}
 	switch verdict {
+	case contract.PriceSingleSource: // GeckoTerminal down, DexScreener fine
+		c.Sources[1] = contract.PriceSource{Name: contract.UpstreamGeckoTerminal, State: contract.SourceDown, ErrorKind: contract.ErrKindUnavailable}
+		c.Deviation = nil
+		c.Reason = "Only dexscreener prices pair " + edgetest.PairSOL + " (geckoterminal: down); the price is not cross-checked."
 	case contract.PriceHeld:
 		c.HeldPolls, c.HoldBound = 1, *d("0.05")
 		c.Reason = "The aggregators disagree: geckoterminal prices pair " + edgetest.PairSOL +

@@ -5,9 +5,6 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/edgetest"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +13,10 @@ import (
 	"testing"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
@@ -211,12 +212,16 @@ func TestNegotiationOverHTTP(t *testing.T) {
 
 // TestCompressedSizes renders the full scenario and reports each body's
 // size identity / gzip / br (go test -v -run CompressedSizes): bodies of
-// 1.5 KiB or more must shrink at least 2×, and brotli be no larger than gzip.
+// 1.5 KiB or more must shrink at least 2×, and brotli be no larger than gzip;
+// the qualities chosen for CPU (answer.gzipLevel, brotliQuality) cost at
+// most 12 % of the bytes of each library's best over the small bodies
+// together, the ones rendered every second.
 func TestCompressedSizes(t *testing.T) {
 	h := newHarness(t, nil)
 	h.writeAll()
 	h.refresh()
 	v := h.srv.mirror.View()
+	var small, best [2]int // gzip, br
 	var tbl strings.Builder
 	tbl.WriteString("| path | identity | gzip | br |\n|---|---|---|---|\n")
 	for i, rt := range view.RenderedRoutes {
@@ -238,8 +243,36 @@ func TestCompressedSizes(t *testing.T) {
 		if gz, br := r.Variants[answer.CodingGzip], r.Variants[answer.CodingBrotli]; gz != nil && br != nil && len(br.Body) > len(gz.Body) {
 			t.Errorf("%s: br %d bytes, gzip %d", rt.Path, len(br.Body), len(gz.Body))
 		}
+		if gz, br := r.Variants[answer.CodingGzip], r.Variants[answer.CodingBrotli]; gz != nil && br != nil && len(r.Body) < 8<<10 {
+			small[0] += len(gz.Body)
+			small[1] += len(br.Body)
+			best[0] += len(bestOf(t, answer.CodingGzip, r.Body))
+			best[1] += len(bestOf(t, answer.CodingBrotli, r.Body))
+		}
 	}
 	t.Log("\n" + tbl.String())
+	t.Logf("small bodies: gzip %d bytes (best level %d), br %d bytes (best quality %d)", small[0], best[0], small[1], best[1])
+	for c := range 2 {
+		if best[c] == 0 || float64(small[c]) > 1.12*float64(best[c]) {
+			t.Errorf("%s: %d bytes for the small bodies, the library's best %d (bound 1.12×)", []string{"gzip", "br"}[c], small[c], best[c])
+		}
+	}
+}
+
+// bestOf compresses body at the library's best (gzip 9, brotli 11).
+func bestOf(t *testing.T, c answer.Coding, body []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	if c == answer.CodingGzip {
+		w, _ = gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	} else {
+		w = brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: 16})
+	}
+	if _, err := w.Write(body); err != nil || w.Close() != nil {
+		t.Fatal("compress failed")
+	}
+	return buf.Bytes()
 }
 
 // servePublic runs h's handler behind the edge's own public server on a

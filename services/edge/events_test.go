@@ -355,31 +355,46 @@ func TestEventsPausedSubscriberCatchesUp(t *testing.T) {
 	if err := edgetest.WriteAll(ctx, st, time.Now().Add(-10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	// A small bound makes a small send buffer (the edge's socket's is
+	// the bound, up to 64 KiB), which about ten changes (some 1.7 KB of
+	// events each) fill with rawStream's small receive buffer: the count
+	// of changes does not depend on the machine's speed (a bound of 4 MiB
+	// took over a thousand changes, 50 s under -race). Each
+	// change is published before the next, so that no write finds more
+	// than one change's events unsent, and the stream that waits is
+	// behind by the two changes below only, well under the bound.
 	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
-		c.EventMaxPending, c.EventWriteTimeout = 4<<20, 30*time.Second
+		c.EventMaxPending, c.EventWriteTimeout = 16<<10, 30*time.Second
 	})
 	conn := rawStream(t, e.url)
 	fast := subscribe(t, e.url, "")
-	// Changes until the paused client's stream waits for it.
+	waitFor(t, func() bool { return e.srv.openStreams() == 2 })
 	var last string
-	deadline := time.Now().Add(60 * time.Second)
-	for i := 0; e.srv.waitingStreams() < 1; i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("no stream waited for a client that reads nothing, after %d changes", i)
-		}
-		last = fmt.Sprintf("0.0000%06d", 100000+i)
-		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
+	change := func(price string) {
+		t.Helper()
+		published := e.published()
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(price), time.Now(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		waitFor(t, func() bool { return e.published() > published })
+		last = price
 	}
+	// Changes until the paused client's stream waits for it.
+	const most = 200
+	started := time.Now()
+	i := 0
+	for ; e.srv.waitingStreams() < 1; i++ {
+		if i == most || e.srv.openStreams() != 2 {
+			t.Fatalf("no stream waited for a client that reads nothing, after %d changes (%d open; ended: client %v, slow %v)", i, e.srv.openStreams(),
+				testutil.ToFloat64(e.srv.serveMetricsEnded("client")), testutil.ToFloat64(e.srv.serveMetricsEnded("slow")))
+		}
+		change(fmt.Sprintf("0.0000%06d", 100000+i))
+		time.Sleep(10 * time.Millisecond) // the writers' turn
+	}
+	t.Logf("the stream waited after %d changes (%v)", i, time.Since(started).Round(time.Millisecond))
 	// Two more changes while it waits.
 	for i := range 2 {
-		time.Sleep(200 * time.Millisecond)
-		last = fmt.Sprintf("0.0000%06d", 200000+i)
-		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
-			t.Fatal(err)
-		}
+		change(fmt.Sprintf("0.0000%06d", 200000+i))
 	}
 	want := `"price_usd":` + strings.TrimRight(last, "0") + `,`
 	var fastIDs []string

@@ -3,14 +3,14 @@ package edge
 import (
 	"context"
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )

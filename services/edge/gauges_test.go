@@ -3,7 +3,6 @@ package edge
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/ops"
 )

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/testkit/golden"
-
 	"github.com/caarlos0/env/v11"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
@@ -23,6 +21,7 @@ import (
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 )
 
 // update rewrites the golden files: go test -update.

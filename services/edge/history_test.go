@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/mirror"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/mirror"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"

@@ -1,13 +1,13 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

@@ -1,12 +1,13 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 // TestMethodNotAllowedKeepsItsRoute: a 405 is counted under the route it

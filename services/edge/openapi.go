@@ -3,9 +3,10 @@ package edge
 import (
 	_ "embed"
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
 )
 
 // openAPIYAML is the OpenAPI 3.1 document of the public API, authored in

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"io"
 	"net/http"
 	"regexp"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 // TestOpenAPIResponses checks every real response of every endpoint, in

@@ -57,7 +57,41 @@ func TestPriceCheckStatus(t *testing.T) {
 	}
 }
 
-// TestPriceCheckWarning: the market bodies carry price_sources_disagree
+// TestAggregatorDownStatus: with GeckoTerminal down and DexScreener fine
+// (single_source), /api/status stays ok with no problem, and
+// checks.market_aggregator, ok (the run published), shows GeckoTerminal
+// down with its error kind (docs/decisions.md, Market cross-check: one
+// aggregator down). Without a cross-check its aggregators are null.
+func TestAggregatorDownStatus(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeAll()
+	h.refresh()
+	if a := h.statusBody().Checks.MarketAggregator.Aggregators; a != nil {
+		t.Errorf("aggregators %+v without a cross-check, want null", a)
+	}
+	m := edgetest.Market()
+	m.CrossCheck = priceCheck(contract.PriceSingleSource)
+	h.write(contract.DomainMarket, m, 30e9)
+	h.refresh()
+	st := h.statusBody()
+	if st.Status != view.StatusOK || len(st.Problems) != 0 {
+		t.Errorf("status %s, problems %q; want ok, none", st.Status, st.Problems)
+	}
+	agg := st.Checks.MarketAggregator
+	if agg.Status != view.StatusOK || len(agg.Aggregators) != 2 {
+		t.Fatalf("market_aggregator %+v; want ok with both aggregators", agg)
+	}
+	ds, gt := agg.Aggregators[0], agg.Aggregators[1]
+	if ds.Name != contract.UpstreamDexScreener || ds.State != contract.SourceOK || ds.ErrorKind != nil {
+		t.Errorf("aggregators[0] %+v, want dexscreener ok", ds)
+	}
+	if gt.Name != contract.UpstreamGeckoTerminal || gt.State != contract.SourceDown || gt.ErrorKind == nil || *gt.ErrorKind != contract.ErrKindUnavailable {
+		t.Errorf("aggregators[1] %+v, want geckoterminal down, %s", gt, contract.ErrKindUnavailable)
+	}
+}
+
+// TestPriceCheckWarning: the market bodies (/api/price, /api/market,
+// /api/market-data, /api/market-pairs) carry price_sources_disagree
 // once while the price is disagreed on or held, or unconfirmed while the
 // prices differ beyond the tolerance: the collector's when the document
 // has it, else the edge's from the cross-check's reason; never otherwise. /api/price shows the cross-check with both
@@ -93,7 +127,7 @@ func TestPriceCheckWarning(t *testing.T) {
 			}
 			h.write(contract.DomainMarket, m, 30e9)
 			h.refresh()
-			for _, p := range []string{view.PathMarketData, view.PathMarketPairs} {
+			for _, p := range []string{view.PathPrice, view.PathMarket, view.PathMarketData, view.PathMarketPairs} {
 				var b struct{ Warnings []contract.Warning }
 				if err := json.Unmarshal(h.do(http.MethodGet, p).Body.Bytes(), &b); err != nil {
 					t.Fatal(err)

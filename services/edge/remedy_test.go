@@ -3,11 +3,11 @@ package edge
 import (
 	"context"
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

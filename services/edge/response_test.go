@@ -1,11 +1,12 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 // TestLastModifiedMovesWithTheBody: when a body changes without newer

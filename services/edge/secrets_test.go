@@ -2,13 +2,13 @@ package edge
 
 import (
 	"context"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )

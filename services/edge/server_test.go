@@ -2,12 +2,12 @@ package edge
 
 import (
 	"context"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

@@ -1,12 +1,12 @@
 package edge
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

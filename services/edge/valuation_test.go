@@ -2,13 +2,13 @@ package edge
 
 import (
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"net/http"
 	"testing"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

@@ -14,11 +14,23 @@ package market
 //     5-minute ones, 1,000 of each (about 41 and 3.5 days), one request
 //     each through the GeckoTerminal rate limit; never the raw tier,
 //     which holds this service's own samples only.
-//   - Once per process, in its first poll that selects a pair, before that
-//     poll's sample is written: on a new install the candle of the current
-//     interval goes in first and the sample merges into it, so no gap
-//     separates the past from the first sample. A failure is logged and
-//     tried again at the next two polls; it never fails a poll.
+//   - In the first poll that selects a pair, before that poll's sample is
+//     written: on a new install the candle of the current interval goes
+//     in first and the sample merges into it, so no gap separates the
+//     past from the first sample. Each request is bounded by
+//     MARKET_HTTP_TIMEOUT, as every aggregator request: a slow answer is
+//     waited for, not cut at a shorter bound of its own (5 s, which a
+//     1,000-candle answer could miss at every try).
+//   - Each tier until it is in: a tier that failed (request, answer or
+//     store) is tried again, the other is not asked again. A failure is
+//     logged with the time of the next try and never fails a poll; the
+//     next poll tries again, then waits double from a minute up to an
+//     hour (backfillRetry), for as long as the process runs: an outage or
+//     a slow GeckoTerminal at start delays the past, it does not lose it
+//     until a restart. While GeckoTerminal's Retry-After runs it is not
+//     called (the try fails and waits its turn). A tier that lands after
+//     the first sample goes before that sample's bucket, as every import:
+//     the part of that bucket before the first sample stays a gap.
 //   - MARKET_DISABLE_BACKFILL turns it off.
 
 import (
@@ -38,15 +50,25 @@ import (
 // upstream metrics.
 const MethodPoolOHLCV = "pool-ohlcv"
 
-// backfillAttempts is how many polls try the backfill before it is given
-// up for the process.
-const backfillAttempts = 3
-
 // ohlcvLimit is the most candles GeckoTerminal answers in one request.
 const ohlcvLimit = 1000
 
-// backfillTimeout bounds each OHLCV request: it delays the first poll.
-const backfillTimeout = 5 * time.Second
+// backfillTiers are the tiers the backfill fills, each from its candles.
+var backfillTiers = [...]struct {
+	tier      contract.Tier
+	timeframe string
+	aggregate int
+}{{contract.Tier1h, "hour", 1}, {contract.Tier5m, "minute", 5}}
+
+// backfillRetry is the wait after the n-th failed try of the backfill
+// before the next: none after the first (the next poll tries again), then
+// a minute, doubled after each failure up to an hour.
+func backfillRetry(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return min(time.Minute<<min(n-2, 6), time.Hour)
+}
 
 type ohlcvDoc struct {
 	Data struct {
@@ -56,42 +78,52 @@ type ohlcvDoc struct {
 	} `json:"data"`
 }
 
-// backfill imports the price's past once, when m selects a pool.
+// backfill imports the price's past, when m selects a pool, into each
+// tier that does not have it yet, when a try is due.
 func (c *Collector) backfill(ctx context.Context, m contract.Market) {
 	if c.cfg.DisableBackfill || m.Status != contract.MarketOK || m.Selected == nil {
 		return
 	}
 	c.bfMu.Lock()
 	defer c.bfMu.Unlock()
-	if c.bfDone || c.bfTries >= backfillAttempts {
+	if c.bfLeft() == 0 || c.now().Before(c.bfNext) {
 		return
 	}
 	c.bfTries++
 	pool := m.Selected.Address
-	total, failed := 0, false
-	for _, tf := range []struct {
-		tier      contract.Tier
-		timeframe string
-		aggregate int
-	}{{contract.Tier1h, "hour", 1}, {contract.Tier5m, "minute", 5}} {
+	for i, tf := range backfillTiers {
+		if c.bfDone[i] {
+			continue
+		}
 		pts, err := c.candles(ctx, pool, tf.timeframe, tf.aggregate, tf.tier.Bucket())
 		if err != nil {
-			failed = true
-			c.log.Warn("price history backfill failed", "tier", tf.tier, "error", err.Error(), "attempt", c.bfTries)
+			c.log.Warn("price history backfill failed", "tier", tf.tier, "error", err.Error(), "attempt", c.bfTries,
+				"next_attempt_in", backfillRetry(c.bfTries).String())
 			continue
 		}
 		n, err := c.store.Import(ctx, contract.MeasurePriceUSD, tf.tier, pts, c.runner.Simulated)
 		if err != nil {
-			failed = true
-			c.log.Warn("price history backfill not stored", "tier", tf.tier, "error", "store unavailable", "attempt", c.bfTries)
+			c.log.Warn("price history backfill not stored", "tier", tf.tier, "error", "store unavailable", "attempt", c.bfTries,
+				"next_attempt_in", backfillRetry(c.bfTries).String())
 			continue
 		}
-		total += n
+		c.bfDone[i] = true
+		c.log.Info("price history backfilled from GeckoTerminal OHLCV", "pool", pool, "tier", tf.tier, "points", n, "attempt", c.bfTries)
 	}
-	if !failed {
-		c.bfDone = true
-		c.log.Info("price history backfilled from GeckoTerminal OHLCV", "pool", pool, "points", total)
+	if c.bfLeft() > 0 {
+		c.bfNext = c.now().Add(backfillRetry(c.bfTries))
 	}
+}
+
+// bfLeft counts the tiers the backfill has not filled; c.bfMu is held.
+func (c *Collector) bfLeft() int {
+	n := 0
+	for _, done := range c.bfDone {
+		if !done {
+			n++
+		}
+	}
+	return n
 }
 
 // candles reads one OHLCV series of pool and returns its candles as
@@ -103,10 +135,11 @@ func (c *Collector) candles(ctx context.Context, pool, timeframe string, aggrega
 		"token": {c.mint}, "include_empty_intervals": {"true"},
 	}.Encode()
 	up := contract.UpstreamGeckoTerminal
+	if held := c.holds.Check(up); held != nil {
+		return nil, held // not called: not an upstream request
+	}
 	started := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, min(backfillTimeout, c.cfg.HTTPTimeout))
-	defer cancel()
-	body, err := c.get(rctx, up, u, c.gtLimit)
+	body, err := c.get(ctx, up, u, c.gtLimit)
 	c.observe(up, MethodPoolOHLCV, started, err)
 	if err != nil {
 		return nil, err

@@ -18,9 +18,13 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
+// backfillHarness bounds a request by a minute, not testConfig's 2 s:
+// the simulator's 1,000 candles took over 2 s under -race on a loaded
+// machine, and the backfill waits for them as long as MARKET_HTTP_TIMEOUT.
 func backfillHarness(t *testing.T, redis bool) *harness {
 	cfg := testConfig()
 	cfg.DisableBackfill = false
+	cfg.HTTPTimeout = time.Minute
 	h := newHarness(t, setup{redis: redis, cfg: &cfg, official: dexsim.Scenario(mint, 42).OfficialPairs()})
 	h.sim.LoadScenario(mint, 42)
 	return h
@@ -137,5 +141,103 @@ func TestBackfillFailureNeverFailsThePoll(t *testing.T) {
 	h.poll()
 	if n := len(h.tier(contract.Tier1h)); n < 999 {
 		t.Errorf("1h tier holds %d points after the retry", n)
+	}
+}
+
+// clock is a settable clock for the backfill's retries.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time      { return c.t }
+func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
+func (h *harness) gtRequests() int64 { return h.sim.Requests(dexsim.RouteGeckoTerminal) }
+
+// TestBackfillRetriedUntilIn: a backfill that keeps failing is not given
+// up. The first failure is tried again at the next poll; later ones wait
+// a minute, then two (a poll before its time asks GeckoTerminal for its
+// pools only); once GeckoTerminal answers, both tiers land.
+func TestBackfillRetriedUntilIn(t *testing.T) {
+	h := backfillHarness(t, false)
+	clk := &clock{t: time.Now()}
+	h.c.now = clk.now
+	h.sim.Faults().Inject(dexsim.RouteGeckoTerminal, fault.Fault{Kind: fault.HTTP503})
+	for i, step := range []struct {
+		advance  time.Duration
+		requests int64 // GeckoTerminal requests of the poll
+	}{
+		{0, 3},                // pools, hour, minute: failed
+		{0, 3},                // the next poll tries again: failed
+		{59 * time.Second, 1}, // a minute to wait
+		{time.Second, 3},      // a minute on: failed
+		{time.Minute, 1},      // two minutes to wait
+		{time.Minute, 3},      // two minutes on: failed
+	} {
+		clk.add(step.advance)
+		before := h.gtRequests()
+		h.poll()
+		if got := h.gtRequests() - before; got != step.requests {
+			t.Fatalf("poll %d: %d GeckoTerminal requests, want %d", i+1, got, step.requests)
+		}
+	}
+	h.sim.Faults().ClearAll()
+	clk.add(4 * time.Minute)
+	h.poll()
+	for _, tier := range []contract.Tier{contract.Tier1h, contract.Tier5m} {
+		if n := len(h.tier(tier)); n < 999 {
+			t.Errorf("%s tier holds %d points after the seventh poll, want the candles", tier, n)
+		}
+	}
+	clk.add(time.Hour)
+	before := h.gtRequests()
+	h.poll()
+	if got := h.gtRequests() - before; got != 1 {
+		t.Errorf("%d GeckoTerminal requests after the backfill is in, want the pools only", got)
+	}
+}
+
+// TestBackfillRetriesTheMissingTier: when the hourly candles fail and
+// the 5-minute ones land, the next poll asks for the hourly ones only.
+func TestBackfillRetriesTheMissingTier(t *testing.T) {
+	h := backfillHarness(t, false)
+	// The poll's pools read and the hourly candles fail; the 5-minute
+	// candles are answered.
+	h.sim.Faults().Inject(dexsim.RouteGeckoTerminal, fault.Fault{Kind: fault.HTTP503, Times: 2})
+	h.poll()
+	if n := len(h.tier(contract.Tier1h)); n != 1 {
+		t.Fatalf("1h tier holds %d points after its candles failed, want the poll's only", n)
+	}
+	fiveMin := len(h.tier(contract.Tier5m))
+	if fiveMin < 999 {
+		t.Fatalf("5m tier holds %d points, want the candles", fiveMin)
+	}
+	before := h.gtRequests()
+	h.poll()
+	if got := h.gtRequests() - before; got != 2 {
+		t.Errorf("%d GeckoTerminal requests at the second poll, want the pools and the hourly candles", got)
+	}
+	if n := len(h.tier(contract.Tier1h)); n < 999 {
+		t.Errorf("1h tier holds %d points after the retry", n)
+	}
+	if n := len(h.tier(contract.Tier5m)); n != fiveMin {
+		t.Errorf("5m tier went from %d to %d points: imported twice?", fiveMin, n)
+	}
+}
+
+// TestBackfillWaitsForRetryAfter: while GeckoTerminal's Retry-After
+// runs, the backfill does not call it either; it lands once the wait is
+// over.
+func TestBackfillWaitsForRetryAfter(t *testing.T) {
+	h := backfillHarness(t, false)
+	h.sim.Faults().Inject(dexsim.RouteGeckoTerminal, fault.Fault{Kind: fault.HTTP429, RetryAfter: time.Second, Times: 1})
+	h.poll()
+	if got := h.gtRequests(); got != 1 {
+		t.Fatalf("%d GeckoTerminal requests after a 429 asking a second's wait, want the pools read only", got)
+	}
+	if n := len(h.tier(contract.Tier1h)); n != 1 {
+		t.Fatalf("1h tier holds %d points, want the poll's only", n)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	h.poll()
+	if n := len(h.tier(contract.Tier1h)); n < 999 {
+		t.Errorf("1h tier holds %d points after the wait, want the candles", n)
 	}
 }

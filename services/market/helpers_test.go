@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokendata/tokendata/shared/testkit/golden"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 	"go.uber.org/goleak"
@@ -21,6 +19,7 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/golden"
 	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 

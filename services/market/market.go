@@ -86,10 +86,14 @@ type Collector struct {
 	holds  collector.Holds
 	runner *collector.Runner
 
-	// The price history backfill (backfill.go): tried once per process.
+	// The price history backfill (backfill.go): each tier of
+	// backfillTiers until it is in, tried again at bfNext.
 	bfMu    sync.Mutex
-	bfDone  bool
+	bfDone  [len(backfillTiers)]bool
 	bfTries int
+	bfNext  time.Time
+	// now is the clock of the backfill's retries (time.Now).
+	now func() time.Time
 
 	selectedLiquidity prometheus.Gauge
 	pairs             *prometheus.GaugeVec
@@ -193,6 +197,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 			[]string{"state"}),
 		bounds:       bounds,
 		checkMetrics: newCheckMetrics(f),
+		now:          time.Now,
 	}
 	for _, p := range token.OfficialPairs {
 		c.official = append(c.official, p.Address)

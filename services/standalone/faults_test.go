@@ -101,8 +101,8 @@ type statusReport struct {
 				OK bool `json:"ok"`
 			} `json:"runs"`
 		} `json:"collectors"`
-		LedgerRPC        upstreamReport `json:"ledger_rpc"`
-		MarketAggregator upstreamReport `json:"market_aggregator"`
+		LedgerRPC        upstreamReport   `json:"ledger_rpc"`
+		MarketAggregator aggregatorReport `json:"market_aggregator"`
 	} `json:"checks"`
 }
 
@@ -110,6 +110,29 @@ type upstreamReport struct {
 	Status    string  `json:"status"`
 	ErrorKind *string `json:"error_kind"`
 	Error     *string `json:"error"`
+}
+
+// aggregatorReport is checks.market_aggregator: the market collector's
+// latest run and each aggregator as its last published poll saw it.
+type aggregatorReport struct {
+	upstreamReport
+	Aggregators []aggregatorEntry `json:"aggregators"`
+}
+
+type aggregatorEntry struct {
+	Name      string  `json:"name"`
+	State     string  `json:"state"`
+	ErrorKind *string `json:"error_kind"`
+}
+
+// aggregator is the entry of name in a.Aggregators, nil when there is none.
+func (a aggregatorReport) aggregator(name string) *aggregatorEntry {
+	for i := range a.Aggregators {
+		if a.Aggregators[i].Name == name {
+			return &a.Aggregators[i]
+		}
+	}
+	return nil
 }
 
 func readStatus(t *testing.T, base string) statusReport {

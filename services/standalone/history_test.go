@@ -75,8 +75,13 @@ func TestDemoHistoryFromTheFirstSecond(t *testing.T) {
 		}
 		last := s.Points[len(s.Points)-1]
 		if !last.BF {
-			if !last.Sim || last.V != sim.Market().PriceUSDText {
-				t.Errorf("first polled point %+v, the simulator's price is %s", last, sim.Market().PriceUSDText)
+			// The demo's price moves every 15 s: the point holds the price
+			// the simulator had when it was polled (on a loaded machine the
+			// price moved before this loop saw the point: one CI run).
+			now := sim.Market().PriceUSDText
+			then, _ := sim.Dex.PriceAt(r.info.Mint, time.UnixMilli(last.T))
+			if !last.Sim || (last.V != now && last.V != then) {
+				t.Errorf("first polled point %+v, the simulator's price is %s, %s at the point's time", last, now, then)
 			}
 			if gaps := store.Gaps(s.Points, timings[contract.DomainMarket].Refresh, time.Now()); len(gaps) != 0 {
 				t.Errorf("gaps after the first poll: %+v", gaps)
@@ -92,19 +97,32 @@ func TestDemoHistoryFromTheFirstSecond(t *testing.T) {
 
 // TestDemoHistoryServed: the edge of demo mode serves the seeded past at
 // every history path: bounded, marked simulated, its backfill named, and
-// continued by the first poll without a gap.
+// continued by the first poll without a gap. The price's hourly windows
+// (1y, all) are read once they also hold the hourly candles the market
+// collector's first poll backfills from the simulator's GeckoTerminal,
+// before the seeded past, which they meet without a gap. (Read before
+// the edge had read that backfill, they used to pass; read after, they
+// showed a gap where the two met, up to an hour long: once in four runs.)
 func TestDemoHistoryServed(t *testing.T) {
 	r := start(t, standalone.DemoSim)
 	type body struct {
 		Measure     string `json:"measure"`
 		Resolution  string `json:"resolution"`
 		Downsampled bool   `json:"downsampled"`
-		Points      []json.RawMessage
-		Gaps        []json.RawMessage
-		Source      struct {
+		Points      []struct {
+			Time string `json:"time"`
+		}
+		Gaps   []json.RawMessage
+		Source struct {
 			Backfill  *struct{ Name string }
 			Simulated bool
 		}
+	}
+	// Only GeckoTerminal's hourly candles (1,000: about 41 days) reach
+	// further back than the seeded past.
+	backfilled := func(b body) bool {
+		first, err := time.Parse(time.RFC3339Nano, b.Points[0].Time)
+		return err == nil && time.Since(first) > standalone.SeedSpan+2*time.Hour
 	}
 	var price body
 	for _, m := range []string{"price", "market-cap", "fdv", "liquidity", "volume", "supply", "holders"} {
@@ -120,7 +138,9 @@ func TestDemoHistoryServed(t *testing.T) {
 					if err := json.Unmarshal(raw, &b); err != nil {
 						t.Fatal(err)
 					}
-					break
+					if m != "price" || w.Tier() != contract.Tier1h || (len(b.Points) > 0 && backfilled(b)) {
+						break
+					}
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("%s: %d %s", url, resp.StatusCode, raw)
@@ -129,7 +149,7 @@ func TestDemoHistoryServed(t *testing.T) {
 			}
 			if len(b.Points) == 0 || len(b.Points) > 1000 || len(b.Gaps) != 0 || !b.Source.Simulated ||
 				b.Source.Backfill == nil || b.Source.Backfill.Name != "simulated" {
-				t.Errorf("%s: %d points, %d gaps, source %+v", url, len(b.Points), len(b.Gaps), b.Source)
+				t.Errorf("%s: %d points, gaps %s, source %+v", url, len(b.Points), b.Gaps, b.Source)
 			}
 			if m == "price" && w == contract.Window30d {
 				price = b

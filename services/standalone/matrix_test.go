@@ -15,7 +15,7 @@ import (
 // the service binaries) and records what it measured. TestMain writes the
 // rows, in matrix order, as a Markdown table to the file named by
 // FAULT_MATRIX_REPORT (make test prints it; make fault-matrix copies it
-// into the README).
+// into docs/operations.md).
 
 // matrixRow is one measured row.
 type matrixRow struct {
@@ -101,14 +101,17 @@ func writeMatrix() error {
 }
 
 // matrixRows is the number of rows of the matrix; when a run recorded all
-// of them, README's table must list exactly those faults.
-const matrixRows = 20
+// of them, the table of docs/operations.md must list exactly those faults.
+const matrixRows = 21
 
-// checkReadme compares the faults of README's table with the recorded
-// rows: every recorded fault must be in README's table and, after a run of
-// the whole matrix, README's table must have no other row. The figures are
+// operationsDoc holds the fault matrix's table, from this package's directory.
+const operationsDoc = "../../docs/operations.md"
+
+// checkOperationsDoc compares the faults of the table in docs/operations.md
+// with the recorded rows: every recorded fault must be in the table and,
+// after a run of the whole matrix, the table must have no other row. The figures are
 // not compared: they move from run to run (make fault-matrix rewrites them).
-func checkReadme() error {
+func checkOperationsDoc() error {
 	matrix.Lock()
 	recorded := map[string]bool{}
 	for _, r := range matrix.rows {
@@ -118,7 +121,7 @@ func checkReadme() error {
 	if len(recorded) == 0 {
 		return nil
 	}
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(operationsDoc)
 	if err != nil {
 		return err
 	}
@@ -126,32 +129,32 @@ func checkReadme() error {
 	const begin, end = "<!-- fault-matrix:begin", "<!-- fault-matrix:end -->"
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("README.md has no fault-matrix table between its markers")
+		return fmt.Errorf("%s has no fault-matrix table between its markers", operationsDoc)
 	}
-	inReadme := map[string]bool{}
+	inDoc := map[string]bool{}
 	for _, line := range strings.Split(s[i:j], "\n")[1:] {
 		cells := strings.Split(line, " | ")
 		if !strings.HasPrefix(line, "| ") || len(cells) < 4 || strings.HasPrefix(line, "| fault |") {
 			continue
 		}
-		inReadme[strings.TrimPrefix(cells[0], "| ")] = true
+		inDoc[strings.TrimPrefix(cells[0], "| ")] = true
 	}
 	var problems []string
 	for f := range recorded {
-		if !inReadme[f] {
-			problems = append(problems, fmt.Sprintf("row %q is not in README's table", f))
+		if !inDoc[f] {
+			problems = append(problems, fmt.Sprintf("row %q is not in the table", f))
 		}
 	}
 	if len(recorded) == matrixRows {
-		for f := range inReadme {
+		for f := range inDoc {
 			if !recorded[f] {
-				problems = append(problems, fmt.Sprintf("README's row %q is no row of the matrix", f))
+				problems = append(problems, fmt.Sprintf("the table's row %q is no row of the matrix", f))
 			}
 		}
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return fmt.Errorf("README.md's fault matrix is out of date (run make fault-matrix): %s", strings.Join(problems, "; "))
+		return fmt.Errorf("the fault matrix of %s is out of date (run make fault-matrix): %s", operationsDoc, strings.Join(problems, "; "))
 	}
 	return nil
 }

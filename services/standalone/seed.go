@@ -14,19 +14,36 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
-// SeedSpan is how far back demo mode's seeded past reaches.
+// SeedSpan is how far back demo mode's seeded past reaches, at least: it
+// starts at the start of the hour SeedSpan before it ends (seedFrom).
 const SeedSpan = 30 * 24 * time.Hour
 
+// seedFrom is where the seeded past that ends at now starts: SeedSpan
+// before now, back to the start of its hour, the bucket of the coarsest
+// tier. The oldest bucket of every tier then holds seeded values from
+// its start (within a seed step), and the price's past the market
+// collector backfills from GeckoTerminal, which goes only before the
+// oldest point of a series (store.Store.Import), ends where it begins.
+// Started SeedSpan before now, the seeded past's first hourly bucket
+// began with its first value, up to an hour after the bucket's start,
+// and the hourly candle before it ended at that start: the price's
+// /api/history windows of the hourly tier (1y, all) showed the minutes
+// between as a gap.
+func seedFrom(now time.Time) time.Time {
+	return time.UnixMilli(store.BucketStart(now.Add(-SeedSpan).UnixMilli(), contract.Tier1h.Bucket())).UTC()
+}
+
 // seedHistory gives demo mode a history from its first second: SeedSpan
-// of every measure, from the simulator's model (simulator.Past) at the
-// collectors' refreshes, folded into every tier as polls would have been,
-// and imported marked simulated and imported (Point.Sim, Point.BF). An
-// import only goes before what a series holds (store.Store.Import), so a
-// demo restarted over a Redis that keeps its data adds nothing over its
-// own past. It returns the number of points imported.
+// of every measure (from seedFrom), from the simulator's model
+// (simulator.Past) at the collectors' refreshes, folded into every tier
+// as polls would have been, and imported marked simulated and imported
+// (Point.Sim, Point.BF). An import only goes before what a series holds
+// (store.Store.Import), so a demo restarted over a Redis that keeps its
+// data adds nothing over its own past. It returns the number of points
+// imported.
 func seedHistory(ctx context.Context, st *store.Store, sim *simulator.Sim, token config.Token,
 	timings map[contract.Domain]contract.Timing, now time.Time) (int, error) {
-	past := sim.Past(now, SeedSpan, seedStep(timings[contract.DomainMarket].Refresh),
+	past := sim.Past(now, now.Sub(seedFrom(now)), seedStep(timings[contract.DomainMarket].Refresh),
 		seedStep(timings[contract.DomainSupply].Refresh), seedStep(timings[contract.DomainHolders].Refresh))
 
 	series := map[contract.Measure][]contract.Point{

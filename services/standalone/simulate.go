@@ -289,7 +289,7 @@ func inject(sim *simulator.Sim, f fault.Spec) error {
 	}
 	if f.Route != "*" && !solanasim.Serves(f.Route) {
 		return errors.New("--fault " + f.Route + "=" + string(f.Fault.Kind) + ": unknown route " + strconv.Quote(f.Route) +
-			" (an RPC method such as getProgramAccounts, * for every RPC request, dexscreener or geckoterminal)")
+			" (an RPC method such as getProgramAccounts, a PubSub subscription such as programSubscribe, * for every RPC request, dexscreener or geckoterminal)")
 	}
 	sim.RPC.Faults().Inject(f.Route, f.Fault)
 	return nil

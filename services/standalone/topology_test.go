@@ -83,7 +83,7 @@ func runMasterKilled(t *testing.T, f topologyFault) {
 	dir := binaries(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sim, err := simulator.Start(ctx, simulator.Options{Mint: config.DemoMint, Seed: 7, Accounts: 300,
+	sim, err := simulator.Start(ctx, simulator.Options{Mint: config.DemoMint, Seed: 7, Accounts: 300, Supply: farFromMax,
 		PriceEvery: 50 * time.Millisecond, SupplyEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 // Package config reads what a user sets: the environment variables of
-// README, Configuration (and per-service prefixed ones, through Load) and the
+// docs/environment.md (and per-service prefixed ones, through Load) and the
 // token file. Invalid values are errors that name the variable or field.
 package config
 
@@ -40,7 +40,7 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // MarshalText masks the value in JSON, YAML and any text encoding.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Common is the configuration every service shares (README, Configuration).
+// Common is the configuration every service shares (docs/environment.md).
 type Common struct {
 	// TokenConfig is the path of the token file.
 	TokenConfig string `doc:"Path of the token file (YAML): the official identity, maximum supply, links, pairs and exchanges of the token. Unset: TOKEN_MINT alone, or demo mode in standalone." env:"TOKEN_CONFIG" empty:"unset it for TOKEN_MINT alone (or demo mode in standalone), or give the token file's path"`

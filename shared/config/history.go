@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// History is how long each tier of the history keeps its points (README,
-// Configuration and Data model): every sample, then 5-minute buckets,
+// History is how long each tier of the history keeps its points (docs/environment.md
+// and docs/data-model.md): every sample, then 5-minute buckets,
 // then 1-hour buckets. Every service reads it: the collectors trim by it,
 // the edge reads a window's range by it.
 type History struct {

@@ -7,7 +7,7 @@
 //
 // Collectors write these types; the edge reads them and renders the public
 // bodies. history.go names the history's measures, tiers, windows, keys
-// and points (README, Data model). Amounts travel as raw base-unit integer strings plus decimals;
+// and points (docs/data-model.md). Amounts travel as raw base-unit integer strings plus decimals;
 // USD figures as exact decimals. Nothing here is ever a float.
 package contract
 
@@ -99,7 +99,7 @@ func (t Timing) Validate() error {
 }
 
 // DefaultTimings are the default refresh, stale-after and TTL of each
-// domain (README, Configuration).
+// domain (docs/environment.md, docs/data-model.md).
 var DefaultTimings = map[Domain]Timing{
 	DomainMarket:   {Refresh: 60 * time.Second, StaleAfter: 180 * time.Second, TTL: 10 * time.Minute},
 	DomainSupply:   {Refresh: 300 * time.Second, StaleAfter: 900 * time.Second, TTL: 7 * 24 * time.Hour},

@@ -1,7 +1,7 @@
 package contract
 
 // The history: one time series per measure, kept at three resolutions
-// (tiers) in Redis next to the documents. README (Data model) describes
+// (tiers) in Redis next to the documents. docs/data-model.md (History) describes
 // it for operators; package store writes and reads it.
 
 import (

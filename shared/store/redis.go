@@ -15,6 +15,9 @@ import (
 // single node, several a Cluster, a master name a Sentinel setup.
 type Redis struct {
 	c redis.UniversalClient
+	// confirmWait bounds Subscribe's wait for Redis to confirm the
+	// subscription: a dial and a read.
+	confirmWait time.Duration
 	// forcePerKey makes Append go key by key as on a Cluster (tests).
 	forcePerKey bool
 }
@@ -86,12 +89,24 @@ func NewRedis(opts *redis.UniversalOptions) *Redis {
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = 2 * time.Second
 	}
+	// One dial per try of a command: the command's own retries
+	// (MaxRetries) dial again. go-redis's default of five dials inside
+	// each of four tries made one command wait up to 40 s (5 × 4 ×
+	// DialTimeout) on an address that takes no connection, such as a
+	// Redis pod's old address in the second after it was deleted.
+	if o.DialerRetries == 0 {
+		o.DialerRetries = 1
+	}
+	// A caller's deadline bounds the command's reads and writes too, not
+	// only its wait for a connection: without this, go-redis waits
+	// ReadTimeout on each try whatever the context says.
+	o.ContextTimeoutEnabled = true
 	c := redis.NewUniversalClient(&o)
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		h := reloadOnFailure{c: cc}
 		cc.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
 	}
-	return &Redis{c: c}
+	return &Redis{c: c, confirmWait: max(o.DialTimeout+o.ReadTimeout, time.Second)}
 }
 
 // IsAuthError reports whether err is Redis refusing the credentials it
@@ -235,14 +250,32 @@ func redisTTL(ttl time.Duration) (time.Duration, bool) {
 	return ttl, true
 }
 
-// Publish implements Backend.
+// Publish implements Backend. On a Redis Cluster the PUBLISH goes to the
+// master of the channel's slot, the node Subscribe listens on (go-redis
+// sends a command without keys to any master, round robin): there each
+// subscriber receives it at once and in the order of the writes. A
+// PUBLISH that another node takes reaches the channel's subscribers later,
+// over the cluster bus, and may reach a subscription made after it
+// returned.
 func (r *Redis) Publish(ctx context.Context, channel, message string) error {
-	return r.c.Publish(ctx, channel, message).Err()
+	cmd := redis.NewIntCmd(ctx, "publish", channel, message)
+	cmd.SetFirstKeyPos(1) // route by the channel, as a key
+	_ = r.c.Process(ctx, cmd)
+	return cmd.Err()
 }
 
-// Subscribe implements Backend. go-redis resubscribes after a reconnect.
+// Subscribe implements Backend. It returns once Redis has confirmed the
+// subscription: a message published after it returns is delivered, and
+// one whose Publish returned before it was called is not (Publish). When
+// Redis gives no confirmation within a dial and a read (it is down), the
+// subscription is returned pending: go-redis makes it when Redis is back,
+// and after every reconnect.
 func (r *Redis) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	ps := r.c.Subscribe(ctx, channel)
+	if err := r.confirm(ctx, ps); err != nil && ctx.Err() != nil {
+		_ = ps.Close()
+		return nil, err
+	}
 	out := make(chan string, 64)
 	go func() {
 		defer close(out)
@@ -254,6 +287,22 @@ func (r *Redis) Subscribe(ctx context.Context, channel string) (Subscription, er
 		}
 	}()
 	return &redisSub{ps: ps, ch: out}, nil
+}
+
+// confirm reads ps until Redis confirms its subscription, for at most
+// confirmWait.
+func (r *Redis) confirm(ctx context.Context, ps *redis.PubSub) error {
+	ctx, cancel := context.WithTimeout(ctx, r.confirmWait)
+	defer cancel()
+	for {
+		msg, err := ps.Receive(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := msg.(*redis.Subscription); ok {
+			return nil
+		}
+	}
 }
 
 // Ping implements Backend.

@@ -100,6 +100,11 @@ type Backend interface {
 	Exists(ctx context.Context, keys ...string) ([]bool, error)
 	Publish(ctx context.Context, channel, message string) error
 	// Subscribe listens on channel; the subscription survives reconnects.
+	// It returns once the subscription is live (or, when the backend is
+	// unreachable, pending until it is back): a message published after
+	// it returns is delivered (best effort: a subscriber that does not keep
+	// up loses messages), one whose Publish returned before it was called
+	// is not.
 	Subscribe(ctx context.Context, channel string) (Subscription, error)
 	Ping(ctx context.Context) error
 	Close() error
@@ -401,7 +406,9 @@ func status(v Value) (contract.Status, bool) {
 }
 
 // Updates subscribes to the updates channel: each message is a domain
-// name. Unknown names are dropped.
+// name. Unknown names are dropped. It returns once the subscription is
+// live (Backend.Subscribe): a write after it returns is announced on the
+// channel, a write that returned before it was called is not.
 func (s *Store) Updates(ctx context.Context) (<-chan contract.Domain, func() error, error) {
 	sub, err := s.b.Subscribe(ctx, contract.UpdatesChannel(s.mint))
 	if err != nil {

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +49,88 @@ func TestContractSentinel(t *testing.T) {
 	})
 	t.Run("contract", func(t *testing.T) { runContract(t, f) })
 	t.Run("history", func(t *testing.T) { runHistory(t, f) })
+}
+
+// TestClusterUpdatesStartAtTheSubscription: on a Redis Cluster a new
+// subscription receives the updates of the writes after Updates returned,
+// and none of those that returned before it was called, however many
+// came just before. Every announcement goes to the node the
+// subscriptions are on (the master of the channel's slot), where it is
+// delivered at once; go-redis sent each PUBLISH, a command without keys,
+// to the next master in turn, and the two of three sent elsewhere reached
+// the channel's master later, over the cluster bus: a subscription made
+// after a burst of writes received some of their updates (the contract's
+// "updates are published after each write" got the "holders" of the
+// subtest before it, 4 runs in 6 on a busy machine).
+func TestClusterUpdatesStartAtTheSubscription(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := redistest.StartCluster(t)
+	for _, a := range c.Addrs() {
+		if _, err := redistest.Cli(a, "CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newStore := func() *store.Store {
+		opts, err := store.ParseRedisURL(c.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := store.NewRedis(opts)
+		t.Cleanup(func() { _ = b.Close() })
+		return store.New(b, mint)
+	}
+	w := newStore()
+	const rounds, burst = 10, 100
+	for round := range rounds {
+		for i := range burst {
+			if err := w.Write(ctx, envelope(t, contract.DomainHolders, i), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A new client, as an edge that starts: its subscription must not
+		// see the burst, only the write after it.
+		sctx, stop := context.WithCancel(ctx)
+		updates, closeSub, err := newStore().Updates(sctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ctx, envelope(t, contract.DomainSupply, round), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case d := <-updates:
+			if d != contract.DomainSupply {
+				t.Errorf("round %d: the new subscription received %q, announced before it, before the supply written after it", round, d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("round %d: no update of the write after Updates returned", round)
+		}
+		stop()
+		_ = closeSub()
+	}
+
+	// Why: every PUBLISH went to the channel's master.
+	channelMaster := c.MasterOf(contract.UpdatesChannel(mint))
+	want := rounds * (burst + 1)
+	for _, a := range c.Addrs() {
+		info, err := redistest.Cli(a, "INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		for line := range strings.Lines(info) {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_publish:calls="); ok {
+				calls, _ = strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			}
+		}
+		switch {
+		case a == channelMaster && calls != want:
+			t.Errorf("the channel's master %s took %d PUBLISH, want all %d", a, calls, want)
+		case a != channelMaster && calls != 0:
+			t.Errorf("%s, not the channel's master (%s), took %d PUBLISH", a, channelMaster, calls)
+		}
+	}
 }
 
 // writer commits the supply document every interval and records when

@@ -25,6 +25,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -220,9 +221,14 @@ func boundaryRow(self, redisURL string, st *store.Store, d time.Duration, conns,
 	fmt.Printf("boundary vs renders (the same writes, no boundary crossed): p99 %.2f×, max %.2f×\n", b.p99/r.p99, b.max/r.max)
 	fmt.Printf("target boundary p99 within 1.3× of the same writes without boundaries (renders): %s\n", verdict(b.p99/r.p99 <= 1.3))
 	fmt.Printf("target boundary p99 within 1.3× of quiet (no writes at all; the renders' CPU counts here): %s\n", verdict(b.p99/q.p99 <= 1.3))
-	fmt.Printf("\nREADME table (Benchmarks, boundaries):\n\n| run | p50 | p99 | max |\n|---|---|---|---|\n")
+	labels := map[string]string{
+		"quiet":    "quiet: no writes",
+		"renders":  "renders: market and supply rewritten every second, stale-after 90 s",
+		"boundary": "boundary: the same writes, stale-after 1 s (a boundary crossed before each new document)",
+	}
+	fmt.Printf("\ndocs/benchmarks.md table (boundaries):\n\n%s\n\n| run (`%s`, br) | p50 | p99 | max |\n|---|---|---|---|\n", stamp.Line("make bench"), paths[2])
 	for i, n := range names {
-		fmt.Printf("| %s | %s | %s | %s |\n", n, ms(med[i].p50), ms(med[i].p99), ms(med[i].max))
+		fmt.Printf("| %s | %s | %s | %s |\n", labels[n], ms(med[i].p50), ms(med[i].p99), ms(med[i].max))
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -464,7 +465,7 @@ func printEvents(w io.Writer, o eventsOptions, rep *eventsReport, rt [3]map[stri
 	if len(rep.rows) > 0 {
 		fmt.Fprintf(w, "target edge row within 5 %% of the run without subscribers (throughput >= 0.95x, p99 <= 1.05x on every path): %s\n", verdict(rowOK))
 	}
-	fmt.Fprintf(w, "\nREADME (Benchmarks, make bench-events):\n\n| subscribers | edge RSS before / with | per subscriber p50 / p99 / max | last subscriber p50 / p99 | CPU per event |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\ndocs/benchmarks.md tables (make bench-events):\n\n%s\n\n| subscribers | edge RSS before / with | per subscriber p50 / p99 / max | last subscriber p50 / p99 | CPU per event |\n|---|---|---|---|---|\n", stamp.Line("make bench-events"))
 	fmt.Fprintf(w, "| %s | %.1f / %.1f MiB | %s / %s / %s | %s / %s | %.1f µs |\n", thousands(n), rep.rssBefore, rep.rssWith,
 		ms(quantile(rep.lat, .5)), ms(p99), ms(quantile(rep.lat, 1)), ms(quantile(last, .5)), ms(quantile(last, .99)), rep.cpuPerEvent)
 	if len(rep.rows) > 0 {

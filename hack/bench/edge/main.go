@@ -33,6 +33,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 	"github.com/tokendata/tokendata/services/edge"
 	"github.com/tokendata/tokendata/services/edge/view"
 )
@@ -318,7 +319,7 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 		}
 		fmt.Printf("target signed vs unsigned edge (within 5 %%: ≥ 0.95× throughput, CPU per request ≤ 1.05×): %s\n", verdict(passSigned))
 	}
-	fmt.Printf("\nREADME tables (Benchmarks):\n\n")
+	fmt.Printf("\ndocs/benchmarks.md tables:\n\n%s\n\n", stamp.Line("make bench"))
 	fmt.Printf("| path | edge rps / p99 / CPU | minimal rps / p99 / CPU | +headers rps / p99 / CPU | edge vs minimal | edge vs +headers | edge allocs/op |\n|---|---|---|---|---|---|---|\n%s\n", mdEdge.String())
 	fmt.Printf("| path | tier rps / p99 / CPU | static nginx rps / p99 / CPU | tier vs static |\n|---|---|---|---|\n%s", mdTier.String())
 	if signing {

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 )
 
 func verdict(ok bool) string {
@@ -57,14 +59,8 @@ func withoutGOWORK(env []string) []string {
 	return out
 }
 
-// thousands formats requests per second as README does: 33,086.
-func thousands(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands formats requests per second as docs/benchmarks.md does: 33,086.
+func thousands(v float64) string { return stamp.Thousands(v) }
 
 // ms formats a latency in milliseconds with one decimal.
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }

@@ -33,6 +33,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 )
 
 func main() {
@@ -208,6 +210,7 @@ func run(bins string, window, warmup time.Duration, clients int, set []string) e
 		timings = "defaults but " + strings.Join(set, ", ")
 	}
 	fmt.Printf("\nRedis commands a second per process, %s, two windows of %s (PUBLISH: one per document written):\n\n", timings, window)
+	fmt.Printf("%s\n\n", stamp.Line("make bench-redis"))
 	fmt.Println("| process | commands/s, no clients | commands/s, clients on both edges | bytes/s to Redis | bytes/s from Redis | commands, no clients (by name) | RSS |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for i, r := range relays {

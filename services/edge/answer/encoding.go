@@ -39,23 +39,32 @@ const MinCompressBytes = 256
 // levels) would otherwise be allocated for every body.
 var (
 	gzipWriters = sync.Pool{New: func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestCompression) // a valid level: never an error
+		zw, _ := gzip.NewWriterLevel(io.Discard, gzipLevel) // a valid level: never an error
 		return zw
 	}}
 	brotliWriters = sync.Pool{New: func() any {
-		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: brotliWindow})
+		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotliQuality, LGWin: brotliWindow})
 	}}
 	brotliLargeWriters = sync.Pool{New: func() any {
 		return brotli.NewWriterOptions(io.Discard, brotli.WriterOptions{Quality: brotliLargeQuality, LGWin: brotliWindow})
 	}}
 )
 
-// Brotli's best quality (11) runs at about 1.6 MB/s here: 56 ms for a
-// 35 KB history body, and a market change renders some 25 of them. A body
-// of brotliLargeBytes or more is compressed at brotliLargeQuality instead,
-// tens of times faster for a few percent more bytes; the small bodies,
-// the most requested, keep the best quality.
+// How hard a body is compressed. A body is compressed once per change,
+// never per request, but the bodies made of the market and supply change
+// every second or so (twice when a stale-after is crossed in between), on
+// the cores that serve the requests. Brotli's best qualities (10, 11)
+// spend 50 to 100 times the CPU of quality 9 for about 9 % fewer bytes on
+// these small bodies (the nine of them over 256 bytes: 4,402 bytes at 11,
+// 4,803 at 9, some 45 bytes a body); gzip's level 9 three times the CPU of
+// level 6 for 0.6 %. BenchmarkRender/new-market-supply, the render after a
+// new market and supply document: 72-85 ms at 11 and 9, 9-13 ms at 9 and
+// 6. A body of brotliLargeBytes or more (the OpenAPI document, the
+// history bodies) is compressed at brotliLargeQuality, cheaper again per
+// byte for a few percent more bytes.
 const (
+	gzipLevel          = 6
+	brotliQuality      = 9
 	brotliLargeBytes   = 8 << 10
 	brotliLargeQuality = 7
 )
@@ -65,8 +74,7 @@ const (
 // document, the largest, is about 40 KiB).
 const brotliWindow = 16
 
-// compressBody returns body in coding c at the library's best compression
-// (brotli: see brotliLargeBytes) once per change of a body, never per request, or
+// compressBody returns body in coding c (see gzipLevel) once per change of a body, never per request, or
 // nil when that is not smaller than body. The output depends only on the
 // body (no timestamp, no name), so each variant of a body is the same
 // bytes every time it is rendered by the same build.

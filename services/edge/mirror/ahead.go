@@ -1,9 +1,10 @@
 package mirror
 
 import (
-	"github.com/tokendata/tokendata/services/edge/view"
 	"sync/atomic"
 	"time"
+
+	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 // Rendering ahead of a boundary. A view is due again when a domain

@@ -2,8 +2,8 @@ package mirror
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/tokendata/tokendata/services/edge/view"
 
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/ops"
 )

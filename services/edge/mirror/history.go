@@ -13,9 +13,9 @@ package mirror
 
 import (
 	"context"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )

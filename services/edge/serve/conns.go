@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"net"
 	"net/http"
 	"sort"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
 )
 
 // conns is the public listener's bookkeeping: the open connections, the

@@ -47,7 +47,7 @@ type EventOptions struct {
 
 // Reasons a stream ends, the label of tokendata_edge_event_streams_ended_total.
 const (
-	endClient  = "client"   // the client went away
+	endClient  = "client"   // the client went away: it hung up, or a write failed
 	endSlow    = "slow"     // unsent data past its bound, or a write timed out
 	endMaxAge  = "max_age"  // EDGE_EVENT_MAX_AGE
 	endClosing = "shutdown" // the edge shuts down
@@ -119,8 +119,10 @@ var (
 // would keep a handler goroutine parked under the middleware (16 KiB of
 // stack), a background reader and 10 KiB of per-connection buffers that a
 // stream never uses (make bench-events). The request is logged and
-// counted when the stream starts; a client that went away is seen at the
-// next write, a heartbeat at the latest.
+// counted when the stream starts. A client that hangs up (closes, resets
+// or half-closes its connection) ends its stream at once on Linux (the
+// fleet watches its socket, hangup_linux.go); elsewhere at the next
+// write, a heartbeat at the latest.
 func (s *Server) serveEvents(c *gin.Context) {
 	o := s.cfg.Events
 	m := s.metrics.ev

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 // full) is handed to a goroutine of its own, which waits for it within
 // EDGE_EVENT_WRITE_TIMEOUT and gives it back once it has caught up, or
 // drops it. A sweep on a clock of a tenth of the heartbeat (at most 1 s)
-// sends heartbeats and ends streams at their maximum age.
+// sends heartbeats and ends streams at their maximum age. On Linux one
+// more goroutine watches the streams' sockets for their clients' hang-ups
+// (hangup_linux.go) and ends a stream whose client left at once, rather
+// than at its next write.
 //
 // A goroutine per stream cost 4 KiB of stack and two timers, and 10,000
 // of them made each garbage collection scan 10,000 stacks while the
@@ -38,8 +42,11 @@ type fleet struct {
 	tick    time.Duration
 
 	start sync.Once
-	mu    sync.Mutex
-	all   map[*stream]struct{}
+	// hangups watches the streams' sockets (nil: not on this platform, or
+	// it could not start: a client that left is found at the next write).
+	hangups *hangups
+	mu      sync.Mutex
+	all     map[*stream]struct{}
 	// closed: the hub closed (the dispatcher's last sweep follows);
 	// streams given back after it end.
 	closed bool
@@ -58,6 +65,11 @@ type stream struct {
 	// is its maximum age.
 	beatAt, endAt time.Time
 	busy          bool
+	// hungUp: its client hung up while a writer or its own goroutine had
+	// it (set under the fleet's lock); that one ends it.
+	hungUp atomic.Bool
+	// watchID is its id with the hang-up watcher (0: not watched).
+	watchID uint64
 }
 
 func newFleet(s *Server, hub *events.Hub, heartbeat time.Duration) *fleet {
@@ -70,6 +82,7 @@ func newFleet(s *Server, hub *events.Hub, heartbeat time.Duration) *fleet {
 // fan-out), then puts it in the fleet. It ends the stream when the
 // client cannot take them.
 func (f *fleet) add(nc net.Conn, head []byte, first []*events.Event, cur events.Cursor) {
+	f.start.Do(f.begin)
 	o := f.s.cfg.Events
 	sock := socket(nc, o.MaxPending)
 	st := &stream{conn: nc, sock: sock, cur: cur, busy: true}
@@ -82,11 +95,10 @@ func (f *fleet) add(nc net.Conn, head []byte, first []*events.Event, cur events.
 	st.endAt = now.Add(jitter(o.MaxAge, 0.1))
 	bufs := eventBuffers(head, first)
 	if err := f.wait(st, &bufs, first, false); err != nil {
-		f.end(st, failure(first, err))
+		f.end(st, st.failure(first, err))
 		return
 	}
 	st.beatAt = time.Now().Add(jitter(o.Heartbeat, 0.1))
-	f.start.Do(func() { go f.dispatch() })
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -95,9 +107,22 @@ func (f *fleet) add(nc net.Conn, head []byte, first []*events.Event, cur events.
 	}
 	f.all[st] = struct{}{}
 	f.mu.Unlock()
+	// A socket that hung up before it is watched shows it at once.
+	f.hangups.watch(st)
 	// Events published while the first ones were written woke the
 	// dispatcher before the stream was in its set.
 	f.run(st, true)
+}
+
+// begin starts the dispatcher and the hang-up watcher, at the first
+// stream.
+func (f *fleet) begin() {
+	h, err := newHangups(f.hangUp)
+	if err != nil {
+		f.s.log.Warn("event streams: their sockets are not watched; a client that leaves is found at the stream's next write", "error", err.Error())
+	}
+	f.hangups = h
+	go f.dispatch()
 }
 
 // dispatch hands the streams to the writers at each publication, the
@@ -114,6 +139,9 @@ func (f *fleet) dispatch() {
 			f.closed = true
 			f.mu.Unlock()
 			f.hand(f.take(func(*stream) bool { return true }))
+			// Streams still with their own goroutine end when they
+			// come back; their sockets need no watching meanwhile.
+			f.hangups.close()
 			return
 		}
 		if published != served { // including while the writers wrote
@@ -193,6 +221,10 @@ const (
 func (f *fleet) step(st *stream, own bool) stepResult {
 	o := f.s.cfg.Events
 	now := time.Now()
+	if st.hungUp.Load() {
+		f.end(st, endClient)
+		return stepEnded
+	}
 	if !now.Before(st.endAt) {
 		f.end(st, endMaxAge)
 		return stepEnded
@@ -218,7 +250,7 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 		done, err := st.try(&bufs)
 		switch {
 		case err != nil:
-			f.end(st, failure(evs, err))
+			f.end(st, st.failure(evs, err))
 			return stepEnded
 		case !done: // the socket is full: wait for it on a goroutine of its own
 			waiting := &f.s.metrics.ev.waiting
@@ -226,7 +258,7 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 			go func() {
 				defer waiting.Add(-1)
 				if err := f.wait(st, &bufs, evs, true); err != nil {
-					f.end(st, failure(evs, err))
+					f.end(st, st.failure(evs, err))
 					return
 				}
 				f.wrote(st)
@@ -236,7 +268,7 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 		}
 		f.delivered(evs, true)
 	} else if err := f.wait(st, &bufs, evs, true); err != nil {
-		f.end(st, failure(evs, err))
+		f.end(st, st.failure(evs, err))
 		return stepEnded
 	}
 	f.wrote(st)
@@ -247,9 +279,10 @@ func (f *fleet) step(st *stream, own bool) stepResult {
 // write that waited out EDGE_EVENT_WRITE_TIMEOUT with events to send, a
 // client too slow for them; a heartbeat alone that did (nothing else was
 // pending: it has read nothing for a whole write timeout), or a
-// connection reset or closed, a client gone.
-func failure(evs []*events.Event, err error) string {
-	if len(evs) > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+// connection reset or closed, a client gone; and a write the hang-up
+// watcher cut short, a client gone.
+func (st *stream) failure(evs []*events.Event, err error) string {
+	if len(evs) > 0 && errors.Is(err, os.ErrDeadlineExceeded) && !st.hungUp.Load() {
 		return endSlow
 	}
 	return endClient
@@ -270,6 +303,11 @@ func (f *fleet) giveBack(st *stream) bool {
 		f.end(st, endClosing)
 		return true
 	}
+	if st.hungUp.Load() {
+		f.mu.Unlock()
+		f.end(st, endClient)
+		return true
+	}
 	cur := st.cur // st is no longer this goroutine's once not busy
 	st.busy = false
 	f.mu.Unlock()
@@ -285,9 +323,36 @@ func (f *fleet) giveBack(st *stream) bool {
 	return false
 }
 
+// hangUp ends st, whose client hung up (the watcher saw its socket's
+// EOF, reset or error): at once when it is idle in the set; when a
+// writer or its own goroutine has it, that one ends it (step, giveBack),
+// and a write it waits on is cut short.
+func (f *fleet) hangUp(st *stream) {
+	f.mu.Lock()
+	if _, ok := f.all[st]; !ok { // ended meanwhile
+		f.mu.Unlock()
+		return
+	}
+	st.hungUp.Store(true)
+	if st.busy {
+		f.mu.Unlock()
+		// wait sets its deadline before it looks at hungUp: either it
+		// sees the flag, or this deadline comes after its own.
+		_ = st.sock.SetWriteDeadline(longAgo)
+		return
+	}
+	st.busy = true
+	f.mu.Unlock()
+	f.end(st, endClient)
+}
+
+// longAgo is a deadline passed: it cuts a write short.
+var longAgo = time.Unix(1, 0)
+
 // end closes st, counts why, and takes it out of the set.
 func (f *fleet) end(st *stream, reason string) {
-	_ = st.conn.Close() // our listener's conn: frees its place under the cap
+	f.hangups.unwatch(st) // before the close: its descriptor may be reused at once
+	_ = st.conn.Close()   // our listener's conn: frees its place under the cap
 	f.mu.Lock()
 	delete(f.all, st)
 	f.mu.Unlock()
@@ -353,6 +418,9 @@ func consume(bufs *net.Buffers, n int) {
 // (os.ErrDeadlineExceeded: not in time).
 func (f *fleet) wait(st *stream, bufs *net.Buffers, evs []*events.Event, fanout bool) error {
 	_ = st.sock.SetWriteDeadline(time.Now().Add(f.s.cfg.Events.WriteTimeout))
+	if st.hungUp.Load() { // the client left: hangUp's cut may have come before this deadline
+		return errHungUp
+	}
 	if _, err := bufs.WriteTo(st.sock); err != nil {
 		return err
 	}
@@ -362,6 +430,9 @@ func (f *fleet) wait(st *stream, bufs *net.Buffers, evs []*events.Event, fanout 
 	f.delivered(evs, fanout)
 	return nil
 }
+
+// errHungUp: the client hung up before a write that would have waited.
+var errHungUp = errors.New("the client hung up")
 
 // delivered counts evs written to one subscriber; with fanout, the time
 // since each one's publication goes to event_fanout_seconds.

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/buildinfo"
 	"github.com/tokendata/tokendata/shared/contract"
 )

@@ -1,9 +1,10 @@
 package serve
 
 import (
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"net/http"
 	"time"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
 )
 
 // writeResponse sends r in the coding the request's Accept-Encoding picks among

@@ -4,9 +4,9 @@ package view
 
 import (
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

@@ -4,10 +4,10 @@ package view
 
 import (
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"strconv"
 	"strings"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

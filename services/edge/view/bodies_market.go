@@ -5,11 +5,11 @@ package view
 
 import (
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -42,6 +42,7 @@ type priceBody struct {
 	Pair        *pairBody                  `json:"pair"`
 	Source      contract.Source            `json:"source"`
 	CrossCheck  *crosscheck.PriceCheckBody `json:"cross_check"`
+	Warnings    []contract.Warning         `json:"warnings"`
 	UpdatedAt   string                     `json:"updated_at"`
 	Stale       bool                       `json:"stale"`
 }
@@ -69,7 +70,7 @@ func (r *renderer) price() *answer.Answer {
 		Mint: r.Token.Mint, PriceUSD: priceNum(m), PriceQuote: numPtr(m.PriceQuote),
 		QuoteSymbol: m.QuoteSymbol, Pair: newPairBody(m.Selected),
 		Source: r.st.Docs[contract.DomainMarket].Env.Source, CrossCheck: crosscheck.PriceCheck(m),
-		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
+		Warnings: crosscheck.MarketWarnings(m), UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale,
 	}, in)
 }
 
@@ -166,6 +167,7 @@ type MarketBody struct {
 	PairName              *string                    `json:"pair_name"`
 	PairURL               *string                    `json:"pair_url"`
 	PriceCheck            *crosscheck.PriceCheckBody `json:"price_check"`
+	Warnings              []contract.Warning         `json:"warnings"`
 	PortalVersion         int                        `json:"portal_version"`
 	UpdatedAt             *string                    `json:"updated_at"`
 	Stale                 bool                       `json:"stale"`
@@ -194,6 +196,26 @@ func (r *renderer) maxRaw() *string {
 		return nil
 	}
 	return &raw
+}
+
+// compositeWarnings are the warnings of the composite bodies (/api/market,
+// /api/market-data) and the page: those of each document whose figures
+// they show, as that document's own body serves them: the market
+// document's (with price_sources_disagree when its cross-check calls for
+// it), the supply document's, then the holders document's (with
+// holders_sources_disagree when its cross-check disagrees). Never null.
+func (r *renderer) compositeWarnings(m *contract.Market) []contract.Warning {
+	w := []contract.Warning{}
+	if m != nil {
+		w = append(w, crosscheck.MarketWarnings(m)...)
+	}
+	if sp := r.st.supply(); sp != nil {
+		w = append(w, sp.Warnings...)
+	}
+	if h := r.st.Holders(); h != nil {
+		w = append(w, r.holdersWarnings(h)...)
+	}
+	return w
 }
 
 func (r *renderer) composite() (in answer.DataInfo, missing []string, ok bool) {
@@ -230,6 +252,7 @@ func (r *renderer) market() *answer.Answer {
 		b.PriceCheck = crosscheck.PriceCheck(m)
 	}
 	b.MarketCapUSD, b.FDVUSD = r.valuation(m, sp)
+	b.Warnings = r.compositeWarnings(m)
 	if h := r.st.Holders(); h != nil {
 		b.Holders = ptr(h.Holders)
 	}
@@ -350,8 +373,8 @@ func (r *renderer) marketData() *answer.Answer {
 	}
 	name, symbol := r.identity()
 	b := marketDataBody{APIVersion: APIVersion, PortalVersion: PortalVersion,
-		Token:    tokenSection{Mint: r.Token.Mint, Name: name, Symbol: symbol, Decimals: r.decimals()},
-		Warnings: []contract.Warning{}, UpdatedAt: timePtr(in), Stale: in.Stale, Missing: missing,
+		Token:     tokenSection{Mint: r.Token.Mint, Name: name, Symbol: symbol, Decimals: r.decimals()},
+		UpdatedAt: timePtr(in), Stale: in.Stale, Missing: missing,
 		Sources: sourcesSection{Market: r.source(contract.DomainMarket), Supply: r.source(contract.DomainSupply),
 			Holders: r.source(contract.DomainHolders)}}
 	m := r.st.Market()
@@ -374,9 +397,9 @@ func (r *renderer) marketData() *answer.Answer {
 		pc := countPairs(m)
 		b.PairsDetected, b.PairsKept, b.PairsUsable = &pc.Detected, &pc.Kept, &pc.Usable
 		b.PairCount = ptr(len(m.Pairs))
-		b.Warnings = crosscheck.MarketWarnings(m)
 		b.Sources.CrossCheck = crosscheck.PriceCheck(m)
 	}
+	b.Warnings = r.compositeWarnings(m)
 	b.Valuation.MarketCapUSD, b.Valuation.FDVUSD = r.valuation(m, sp)
 	if h := r.st.Holders(); h != nil {
 		b.Holders = &holdersSection{Count: h.Holders, TokenAccounts: h.TokenAccounts,

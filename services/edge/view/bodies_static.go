@@ -4,9 +4,9 @@ package view
 // /api/exchanges and the OpenAPI document.
 
 import (
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"strings"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )

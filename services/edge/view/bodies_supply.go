@@ -6,9 +6,9 @@ package view
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
-
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )

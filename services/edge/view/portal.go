@@ -14,11 +14,12 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"html/template"
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/tokendata/tokendata/services/edge/answer"
 )
 
 // Paths of the portal page.

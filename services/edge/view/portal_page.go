@@ -7,14 +7,14 @@ package view
 
 import (
 	"encoding/json"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view/chart"
 	"html/template"
 	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/chart"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -134,7 +134,6 @@ func (r *renderer) portalPage() *portalPage {
 		p.Txns24h = newFigure("txns_24h", "count", ptr(json.Number(strconv.FormatInt(m.Txns.H24.Buys+m.Txns.H24.Sells, 10))))
 		p.Buys24h = newFigure("buys_24h", "count", ptr(json.Number(strconv.FormatInt(m.Txns.H24.Buys, 10))))
 		p.Sells24h = newFigure("sells_24h", "count", ptr(json.Number(strconv.FormatInt(m.Txns.H24.Sells, 10))))
-		p.Warnings = append(p.Warnings, m.Warnings...)
 	} else {
 		p.Txns24h, p.Buys24h, p.Sells24h = newFigure("txns_24h", "count", nil),
 			newFigure("buys_24h", "count", nil), newFigure("sells_24h", "count", nil)
@@ -166,8 +165,10 @@ func (r *renderer) portalPage() *portalPage {
 	}
 	if doc := r.st.supply(); doc != nil {
 		p.Methodology = &doc.Methodology
-		p.Warnings = append(p.Warnings, doc.Warnings...)
 	}
+	// The warnings of /api/market (market, supply, holders), then the
+	// metadata document's: the page shows the token's identity too.
+	p.Warnings = append(p.Warnings, r.compositeWarnings(m)...)
 	if md := r.st.metadata(); md != nil {
 		p.Warnings = append(p.Warnings, md.Warnings...)
 	}

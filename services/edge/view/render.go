@@ -3,13 +3,13 @@ package view
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )

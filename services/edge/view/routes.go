@@ -1,9 +1,9 @@
 package view
 
 import (
-	"github.com/tokendata/tokendata/services/edge/answer"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 

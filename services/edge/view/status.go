@@ -2,11 +2,11 @@ package view
 
 import (
 	"fmt"
-	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"sort"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -50,8 +50,8 @@ type statusChecks struct {
 	// service degraded, since polling goes on.
 	LedgerSubscriptions *subscriptionsCheck `json:"ledger_subscriptions"`
 	// Signing says whether answers are signed, and with which key.
-	Signing          signingCheck  `json:"signing"`
-	MarketAggregator upstreamCheck `json:"market_aggregator"`
+	Signing          signingCheck          `json:"signing"`
+	MarketAggregator marketAggregatorCheck `json:"market_aggregator"`
 	// Redis is the deprecated name of Store (removed in 3.0): the same
 	// object, also when the backend is memory.
 	Redis storeCheck `json:"redis"`
@@ -106,6 +106,41 @@ type upstreamCheck struct {
 	ErrorKind     *string `json:"error_kind"`
 	Error         *string `json:"error"`
 	MarketStatus  *string `json:"market_status,omitempty"`
+}
+
+// marketAggregatorCheck is checks.market_aggregator: the market
+// collector's latest run (which succeeds while either aggregator
+// answers), the market status, and each aggregator as the price
+// cross-check of the last poll that wrote the market document saw it, so
+// that one aggregator down is shown though the run is ok.
+type marketAggregatorCheck struct {
+	upstreamCheck
+	// Aggregators are the cross-check's sources, DexScreener first; null
+	// without a market document or when it carries no cross-check.
+	Aggregators []aggregatorCheck `json:"aggregators"`
+}
+
+type aggregatorCheck struct {
+	Name      string  `json:"name"`
+	State     string  `json:"state"`
+	ErrorKind *string `json:"error_kind"`
+}
+
+// marketAggregator is checks.market_aggregator from the market collector's
+// record and the market document m (nil when there is none).
+func (in *RenderInputs) marketAggregator(rec contract.Status, m *contract.Market) marketAggregatorCheck {
+	mc := marketAggregatorCheck{upstreamCheck: in.upstream(rec, contract.DomainMarket)}
+	if m == nil {
+		return mc
+	}
+	mc.MarketStatus = ptr(m.Status)
+	if m.CrossCheck != nil {
+		mc.Aggregators = make([]aggregatorCheck, 0, len(m.CrossCheck.Sources))
+		for _, s := range m.CrossCheck.Sources {
+			mc.Aggregators = append(mc.Aggregators, aggregatorCheck{Name: s.Name, State: s.State, ErrorKind: nonEmpty(s.ErrorKind)})
+		}
+	}
+	return mc
 }
 
 func timeStr(t time.Time) *string {
@@ -197,12 +232,14 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	for _, p := range ledgerProblems {
 		problem(p)
 	}
-	b.Checks.MarketAggregator = in.upstream(statuses[contract.CollectorMarket], contract.DomainMarket)
-	if m := st.Market(); m != nil {
-		b.Checks.MarketAggregator.MarketStatus = ptr(m.Status)
-		if p := crosscheck.PriceCheckProblem(m); p != "" {
-			problem(p)
-		}
+	// One aggregator down (single_source) is shown in the check's
+	// aggregators and adds no problem: the primary's figure is published
+	// as always, and GeckoTerminal's public API answers 429 often
+	// (docs/decisions.md, Market cross-check); disagree, held and
+	// unconfirmed do.
+	b.Checks.MarketAggregator = in.marketAggregator(statuses[contract.CollectorMarket], st.Market())
+	if p := crosscheck.PriceCheckProblem(st.Market()); p != "" {
+		problem(p)
 	}
 	if p := holdersCheckProblem(st.Holders()); p != "" {
 		problem(p)

@@ -78,6 +78,11 @@ How values are read:
   none.
 - **duration**: Go syntax, ` + "`90s`, `15m`, `1h30m`" + ` (` + "`h`" + ` is the largest unit:
   ` + "`168h`" + ` is 7 days). **boolean**: ` + "`true` or `false`" + `. **integer**: decimal.
+- **Checked at start**: an invalid value stops the process with an error
+  that names the variable (or the token file's key), and the effective
+  configuration is logged. A Redis that refuses the credentials stops a
+  service at start with ` + "`REDIS_URL: authentication failed (wrong password?)`" + `,
+  and the edge's ` + "`/api/status`" + ` says the same if it happens later.
 - **secret**: never printed. The configuration logged at start shows
   ` + "`[redacted]`" + `, and every message stored or logged is scrubbed of it (RPC URLs
   carry API keys, Redis URLs passwords).

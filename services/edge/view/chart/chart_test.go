@@ -3,7 +3,6 @@ package chart
 import (
 	"encoding/xml"
 	"errors"
-
 	"io"
 	"regexp"
 	"strings"

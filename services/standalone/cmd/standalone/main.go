@@ -215,7 +215,9 @@ file's is refused. Otherwise the mint is --mint, TOKEN_MINT or the demo mint.
 
 Faults (--fault route=kind[:param][*times]): route is an RPC method
 (getTokenSupply, getAccountInfo, getProgramAccounts, getTokenAccounts, ...),
-* for every RPC request, dexscreener or geckoterminal; times is how many
+a PubSub subscription (programSubscribe, accountSubscribe: a kind rpc_* is
+the node's error to the subscription, reset drops the socket), * for every
+RPC request, dexscreener or geckoterminal; times is how many
 requests it applies to (every one when absent). Kinds:
 `)
 	for _, i := range fault.Catalog {
@@ -236,7 +238,8 @@ getProgramAccounts and getTokenAccounts: fewer holders).
 
 PubSub: every port (the node's and each ledger node's) also speaks Solana's
 PubSub WebSocket on a GET with Upgrade: websocket at the RPC URL's own path
-(accountSubscribe, accountNotification, accountUnsubscribe); the services
+(accountSubscribe, accountNotification, accountUnsubscribe; programSubscribe,
+programNotification, programUnsubscribe with getProgramAccounts' filters); the services
 derive ws:// from http:// (SOLANA_WS_URLS, printed). A node's socket has faults
 of its own, alone or joined to another with +: node1=ws-drop (every socket
 dropped when set, and each new one right after its upgrade), node2=ws-stall
@@ -247,6 +250,15 @@ refused with HTTP 405: a provider without PubSub), node2=lag:1000+ws-stall.
 Burn and mint on demand, from any process, on any of the printed RPC ports:
   curl -X POST 'http://127.0.0.1:PORT/_simulator/burn?amount=1000000'
   curl -X POST 'http://127.0.0.1:PORT/_simulator/mint?amount=1000000'
-(base units of the simulated token; the answer is the new supply and the slot).`)
+(base units of the simulated token; the answer is the new supply and the slot).
+Holders change on demand the same way, each change at a new slot (the answer
+is the slot and the accounts changed); A and B are token account addresses:
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/new?amount=N'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/open'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/sellout?account=A'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/back?account=A&amount=N'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/move?from=A&to=B&amount=N'
+  curl -X POST 'http://127.0.0.1:PORT/_simulator/holders/close?account=A'
+(close is refused unless A holds 0).`)
 	return b.String()
 }

@@ -410,7 +410,8 @@ func TestSimulateFlags(t *testing.T) {
 	rpcPort, dexPort := freePort(t), freePort(t)
 	vars, _, stop := startSimulate(t, "--rpc-port", fmt.Sprint(rpcPort), "--dex-port", fmt.Sprint(dexPort),
 		"--program", "token", "--decimals", "9", "--accounts", "300", "--name", "Flag Token", "--symbol", "FLAG",
-		"--price-every", "0", "--supply-every", "0", "--fault", "dexscreener=pairs_empty", "--fault", "getProgramAccounts=rpc_method_not_found*1")
+		"--price-every", "0", "--supply-every", "0", "--fault", "dexscreener=pairs_empty", "--fault", "getProgramAccounts=rpc_method_not_found*1",
+		"--fault", "programSubscribe=rpc_method_not_found") // a PubSub route is accepted
 	defer func() {
 		if code := stop(); code != 0 {
 			t.Errorf("simulate exited %d", code)
