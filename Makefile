@@ -33,18 +33,20 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: deps ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver included), the pinned skaffold built (installs and builds what is missing first)
+test: deps ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it), the pinned skaffold built (installs and builds what is missing first)
 	@mkdir -p $(BIN) && rm -f $(BIN)/fault-matrix.md
 	FAULT_MATRIX_REPORT=$(BIN)/fault-matrix.md hack/test.sh $(MODULES)
 	@echo "fault matrix (services/standalone, measured on this run):" && cat $(BIN)/fault-matrix.md
 	hack/fuzz.sh $(MODULES)
 	cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...
-	hack/chart-check.sh
+	@rm -f $(BIN)/node-report.md
+	NODE_REPORT=$(BIN)/node-report.md hack/chart-check.sh
+	@echo "local cluster (hack/chartcheck TestNode, measured on this run):" && cat $(BIN)/node-report.md
 	hack/build-skaffold.sh
 
 .PHONY: fault-matrix
-fault-matrix: deps ## Run the fault matrix alone and rewrite README's recovery-time table from what it measured
-	hack/fault-matrix.sh --readme
+fault-matrix: deps ## Run the fault matrix alone and rewrite the recovery-time table of docs/operations.md from what it measured
+	hack/fault-matrix.sh --write
 
 .PHONY: fuzz
 fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
@@ -66,8 +68,8 @@ kube: ## Build the pinned kube-apiserver and kubectl into .bin/ (cached: rebuilt
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && go vet ./... && $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
-	@bad=$$(gofmt -l hack/bench); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	@cd hack/bench && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...
+	@bad=$$(gofmt -l hack/bench hack/imagebuild hack/chartcheck); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	@for m in hack/bench hack/imagebuild hack/chartcheck; do (cd $$m && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
 	@echo "lint: clean"
 
 .PHONY: tidy
@@ -88,12 +90,28 @@ build-modules: ## Build each module on its own (GOWORK=off), as image builds do
 	@echo "every module builds on its own"
 
 .PHONY: images
-images: ## Build the container images, tagged with the version (Docker; REGISTRY, TAG, PUSH=1 with SBOM and provenance, PLATFORMS, DRY_RUN=1)
+images: ## Build the five service images without Docker (hack/imagebuild: the Dockerfile's image) and push them to REGISTRY (default: the local cluster's), tagged with the version
+	hack/push-images.sh
+
+.PHONY: images-docker
+images-docker: ## Build the container images with Docker from services/Dockerfile (REGISTRY, TAG, PUSH=1 with SBOM and provenance, PLATFORMS, DRY_RUN=1)
 	hack/images.sh
 
 .PHONY: release
 release: ## On a clean checkout tagged v<VERSION>: make test (SKIP_TESTS=1 skips), multi-arch images with SBOM and provenance, chart packaged and pushed (DRY_RUN=1: checks and package only)
 	.ci/release
+
+.PHONY: cluster-up
+cluster-up: ## A real single-node Kubernetes cluster here, no Docker (root): control plane, kubelet, containerd, CoreDNS, NetworkPolicies, a registry; prints the kubeconfig (idempotent)
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and put the host back as cluster-up found it
+	hack/cluster/down.sh
+
+.PHONY: dev-local
+dev-local: ## skaffold dev against the local cluster (make cluster-up): images built without Docker, pushed to its registry, the chart deployed and redeployed on every change
+	hack/dev.sh --local
 
 .PHONY: kind-up
 kind-up: ## Create a local kind cluster with ingress (MONITORING=1 adds kube-prometheus-stack); needs Docker

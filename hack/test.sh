@@ -3,14 +3,16 @@
 # fails when any module fails. Each module is also built on its own
 # (GOWORK=off), as image builds do. Tests named *AllocatesNothing run once
 # more without -race: the race detector allocates (sync.Pool drops items at
-# random under it), so they skip themselves there.
+# random under it), so they skip themselves there. A package may run 30
+# minutes: services/standalone takes 7-8 under -race on two cores, and hit
+# go test's default of 10 once on a loaded machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 failed=()
 for m in "$@"; do
   echo "== $m"
-  if ! (cd "$m" && GOWORK=off go build ./... && go test -race -count=1 ./... &&
+  if ! (cd "$m" && GOWORK=off go build ./... && go test -race -count=1 -timeout 30m ./... &&
     if grep -rqs --include='*_test.go' 'AllocatesNothing(' .; then
       go test -count=1 -run 'AllocatesNothing$' ./...
     fi); then

@@ -38,6 +38,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/mr-tron/base58"
 
+	"github.com/tokendata/tokendata/hack/bench/stamp"
 	"github.com/tokendata/tokendata/services/holders"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
@@ -177,6 +178,14 @@ func parent(n int, only string, rounds int, cpuprofile string) error {
 		return checkExact(rows, truth)
 	}
 	ours, sg := rows[0], rows[1]
+	fmt.Printf("\ndocs/benchmarks.md table:\n\n%s\n\n| implementation | wall | accounts/s | peak RSS | holders |\n|---|---|---|---|---|\n", stamp.Line("make bench-holders"))
+	for _, r := range []struct {
+		name string
+		res  result
+	}{{"ours (streaming decoder on one goroutine, owner set on another)", ours}, {"solana-go `GetProgramAccountsWithOpts`", sg}} {
+		fmt.Printf("| %s | %.2f s | %s | %.1f MiB | %s, %s |\n", r.name, r.res.WallSeconds, stamp.Thousands(r.res.AccountsPerSec),
+			r.res.PeakRSSMiB, stamp.Thousands(float64(r.res.Holders)), r.res.ComparedToTruth)
+	}
 	speedup := sg.WallSeconds / ours.WallSeconds
 	fmt.Printf("\nspeed-up over solana-go on the same response: %.1fx (target >= 5x: %s)\n", speedup, verdict(speedup >= 5))
 	fmt.Printf("peak RSS of ours at %d accounts: %.1f MiB (target <= 96 MiB: %s); solana-go: %.1f MiB\n",

@@ -271,6 +271,9 @@ func TestQuotedPathsExist(t *testing.T) {
 				if strings.HasPrefix(p, "/") { // an API path, not a file
 					continue
 				}
+				if writtenByMake(p) {
+					continue
+				}
 				checked++
 				fromRoot, fromFile := filepath.Join(root, p), filepath.Join(root, filepath.Dir(f), p)
 				_, e1 := os.Stat(fromRoot)
@@ -284,6 +287,18 @@ func TestQuotedPathsExist(t *testing.T) {
 	if checked == 0 {
 		t.Error("no quoted path found: the check would prove nothing")
 	}
+}
+
+// writtenByMake: a path under a directory the Makefile's targets create
+// and .gitignore leaves out (make cluster-up writes .cluster/, the tool
+// builds .bin/), so no clean checkout holds it.
+func writtenByMake(p string) bool {
+	for _, dir := range []string{".cluster/", ".bin/"} {
+		if strings.HasPrefix(p, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestNothingCitesOutsideTheRepository: no file cites the specification
