@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ func commitOf(t *testing.T) string {
 // burn, the NetworkPolicies holding, helm uninstall leaving nothing, and,
 // when this test brought the cluster up, cluster-down leaving the host as
 // it found it.
+// slowEdgeReady: seconds before a new edge pod may turn ready, from the
+// roll on (edge.readinessProbe.initialDelaySeconds).
+const slowEdgeReady = 10
+
 func TestNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the node test takes minutes")
@@ -244,8 +249,13 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		old := podNames(t, n, "edge", "cache")
 		res := cl.loopDuring("roll", paths, func() {
 			start := time.Now()
+			// The new edge is ready 10 s after it starts at the soonest, as
+			// a pod whose image is pulled first may be: the roll waits for
+			// it, and the deletion below must be covered by the stopping
+			// pod (lifecycle.drainMax) until it is.
 			if out, err := n.Helm(ctx, append([]string{"upgrade", nodeRelease, chart.Dir, "--wait", "--timeout", "3m",
-				"--set-string", "edge.podAnnotations.e2e-roll=1", "--set-string", "cache.podAnnotations.e2e-roll=1"}, helmArgs...)...); err != nil {
+				"--set-string", "edge.podAnnotations.e2e-roll=1", "--set-string", "cache.podAnnotations.e2e-roll=1",
+				"--set", "edge.readinessProbe.initialDelaySeconds=" + strconv.Itoa(slowEdgeReady)}, helmArgs...)...); err != nil {
 				t.Errorf("helm upgrade: %v\n%s", err, out)
 				return
 			}
@@ -258,18 +268,31 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 	})
 
+	// The only edge pod deleted, its replacement ready slowEdgeReady
+	// seconds after it starts at the soonest (the roll above set it):
+	// Kubernetes sends to the stopping pod until then, as long as it
+	// reports ready and serves (DRAIN_MAX).
 	t.Run("edge pod deleted", func(t *testing.T) {
 		cl := cl.with(t)
 		old := podNames(t, n, "edge")
+		var deleted time.Time
+		var replaced time.Duration
 		res := cl.loopDuring("edge-deleted", paths, func() {
+			deleted = time.Now()
 			if _, err := n.Kubectl(ctx, "-n", nodeNamespace, "delete", "pod", "--wait=false", old[0]); err != nil {
 				t.Error(err)
 				return
 			}
+			waitReplacementReady(t, n, "edge", old)
+			replaced = time.Since(deleted)
 			waitGone(t, n, old)
 			waitAvailable(t, n, "edge")
 		})
-		rep.add("requests during an edge pod's deletion: %d sent, %d failed", res.Sent, res.Failed)
+		rep.add("requests during the deletion of the only edge pod, its replacement ready %s after (readiness delayed %d s): %d sent, %d failed, the old pod gone %s after",
+			replaced.Round(100*time.Millisecond), slowEdgeReady, res.Sent, res.Failed, time.Since(deleted).Round(100*time.Millisecond))
+		if replaced < time.Duration(slowEdgeReady)*time.Second {
+			t.Errorf("the replacement was ready %s after the deletion: the readiness delay of the roll did not hold", replaced)
+		}
 		if res.Failed > 0 {
 			t.Errorf("%d of %d requests failed while the edge pod was deleted: %v", res.Failed, res.Sent, res.Errors)
 		}
@@ -628,6 +651,27 @@ func waitGone(t *testing.T, n *Node, pods []string) {
 		if _, err := n.Kubectl(context.Background(), "-n", nodeNamespace, "wait", "--for=delete", "pod/"+p, "--timeout=90s"); err != nil && !strings.Contains(err.Error(), "NotFound") {
 			t.Errorf("pod %s not gone: %v", p, err)
 		}
+	}
+}
+
+// waitReplacementReady waits for a pod of component that is not one of
+// old to be Ready.
+func waitReplacementReady(t *testing.T, n *Node, component string, old []string) {
+	t.Helper()
+	var pod string
+	if !waitFor(30*time.Second, 200*time.Millisecond, func() bool {
+		for _, p := range podNames(t, n, component) {
+			if !slices.Contains(old, p) {
+				pod = p
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no new %s pod within 30s", component)
+	}
+	if _, err := n.Kubectl(context.Background(), "-n", nodeNamespace, "wait", "--for=condition=Ready", "pod/"+pod, "--timeout=90s"); err != nil {
+		t.Fatalf("the new %s pod %s not ready: %v", component, pod, err)
 	}
 }
 

@@ -122,7 +122,7 @@ func New(common config.Common, token config.Token, cfg Config, deps Deps) (*Serv
 		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
 		MaxHeaderBytes: cfg.MaxHeaderBytes, MaxConnections: cfg.MaxConnections, CORSMaxAge: cfg.CORSMaxAge,
 		RetryAfter: cfg.RetryAfter, AccessLogSample: cfg.AccessLogSample, AccessLogRate: cfg.AccessLogRate,
-		DrainDelay: common.DrainDelay, ShutdownTimeout: common.ShutdownTimeout,
+		DrainDelay: common.DrainDelay, DrainMax: common.DrainMax, ShutdownTimeout: common.ShutdownTimeout,
 		Assets: s.bodies.Assets, ErrInternal: errInternal, Log: s.log, Now: now, Registry: reg,
 		Events: serve.EventOptions{Hub: s.hub, MaxStreams: cfg.MaxEventStreams, Heartbeat: cfg.EventHeartbeat,
 			MaxAge: cfg.EventMaxAge, WriteTimeout: cfg.EventWriteTimeout, MaxPending: cfg.EventMaxPending, Retry: cfg.EventRetry}})

@@ -200,7 +200,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Started != nil {
 		o.Started(info)
 	}
-	return lifecycle.Run(ctx, opsSrv.Run,
+	return lifecycle.RunWithOps(ctx, opsSrv,
 		func(ctx context.Context) error { return api.RunOn(ctx, apiL) },
 		sup.Run, mkt.Run, hld.Run)
 }

@@ -89,6 +89,11 @@ type Common struct {
 	// DrainDelay is how long a stopping process stays up not-ready, so that
 	// load balancers stop sending to it before it shuts down.
 	DrainDelay time.Duration `doc:"On SIGTERM, how long a process stays up not ready before it shuts down, so that load balancers stop sending to it (0: none)." env:"DRAIN_DELAY" envDefault:"5s" min:"0s"`
+	// DrainMax, above DrainDelay, keeps a stopping process ready and
+	// serving past DrainDelay while requests still reach it (Kubernetes
+	// sends to a stopping pod that reports ready when no other pod of
+	// its Service is: the last replica's replacement is not ready yet).
+	DrainMax time.Duration `doc:"On SIGTERM, when above DRAIN_DELAY: the process stays ready (Kubernetes takes a stopping pod out of its Services' ready endpoints by itself, and sends to it only while no other pod is ready) and goes on serving past DRAIN_DELAY until a second passes without a request, DRAIN_MAX at most. 0: not ready at once, shut down after DRAIN_DELAY." env:"DRAIN_MAX" envDefault:"0s" min:"0s"`
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout time.Duration `doc:"Bound of the graceful shutdown after the drain." env:"SHUTDOWN_TIMEOUT" envDefault:"10s" min:"1ns"`
 	// UpstreamsSimulated says the upstreams are the project's simulator
@@ -135,6 +140,7 @@ func (c Common) LogValue() slog.Value {
 		slog.String("http_addr", c.HTTPAddr), slog.String("ops_addr", c.OpsAddr),
 		slog.Bool("ops_pprof", c.OpsPprof),
 		slog.String("log_level", c.LogLevel), slog.String("drain_delay", c.DrainDelay.String()),
+		slog.String("drain_max", c.DrainMax.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.String("collector_watch_interval", c.CollectorWatch.String()),
 		slog.Any("history", c.History),
@@ -208,6 +214,9 @@ func (c Common) Validate() error {
 		if !strings.Contains(a, ":") {
 			errs = append(errs, fmt.Errorf("%s: %q is not host:port or :port", name, a))
 		}
+	}
+	if c.DrainMax != 0 && c.DrainMax < c.DrainDelay {
+		errs = append(errs, fmt.Errorf("DRAIN_MAX: %s is below DRAIN_DELAY (%s): 0 (off) or at least DRAIN_DELAY", c.DrainMax, c.DrainDelay))
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL: %w", err))

@@ -25,6 +25,7 @@ func TestLoadCommonRefusesWhatItWouldGuess(t *testing.T) {
 		{"zero ttl", map[string]string{"SUPPLY_TTL": "0"}, []string{"SUPPLY_TTL: 0s is below the minimum 1s"}, "REFRESH"},
 		{"zero shutdown timeout", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, []string{"SHUTDOWN_TIMEOUT: 0s"}, "DRAIN_DELAY"},
 		{"negative drain", map[string]string{"DRAIN_DELAY": "-1s"}, []string{"DRAIN_DELAY: -1s is below the minimum 0s"}, "SHUTDOWN_TIMEOUT"},
+		{"drain max below the delay", map[string]string{"DRAIN_DELAY": "5s", "DRAIN_MAX": "2s"}, []string{"DRAIN_MAX: 2s is below DRAIN_DELAY (5s)"}, "SHUTDOWN_TIMEOUT"},
 		{"one bad refresh among good ones", map[string]string{"MARKET_REFRESH": "30s", "SUPPLY_REFRESH": "5m", "HOLDERS_REFRESH": "often"},
 			[]string{"HOLDERS_REFRESH: "}, "MARKET_REFRESH"},
 	}

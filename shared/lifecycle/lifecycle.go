@@ -54,13 +54,50 @@ type Server struct {
 	Srv *http.Server
 	// Listener, when set, is used instead of listening on Srv.Addr.
 	Listener net.Listener
-	// BeforeDrain runs first when the stop begins (e.g. readiness off).
+	// BeforeDrain runs first when the stop begins (e.g. readiness off);
+	// with StayReady, when the drain ends, just before Shutdown.
 	BeforeDrain func()
-	// Drain is the delay between readiness off and Shutdown.
+	// Drain is the delay between readiness off and Shutdown: the least
+	// the drain lasts.
 	Drain time.Duration
+	// StayReady keeps readiness on during the drain (BeforeDrain runs at
+	// its end). Kubernetes takes a stopping pod out of its Services'
+	// ready endpoints by itself, and sends to it only while no other pod
+	// is ready, provided it still reports ready (an endpoint that is
+	// terminating and serving): a pod that turned not-ready at once would
+	// leave such a Service with no endpoint at all.
+	StayReady bool
+	// Linger, when above Drain, lets the drain go on past Drain while
+	// requests still arrive (one within LingerQuiet: the replica is still
+	// some client's route), Linger in all at most.
+	Linger time.Duration
+	// Hold, when set, keeps the drain going until it is closed (the ops
+	// listener stays up for as long as the other servers serve).
+	Hold <-chan struct{}
 	// Timeout bounds Shutdown.
 	Timeout time.Duration
 	Log     *slog.Logger
+}
+
+// LingerQuiet is how long a lingering drain waits for the next request
+// before it ends: the replica is no longer anyone's route.
+const LingerQuiet = time.Second
+
+const lingerPoll = 50 * time.Millisecond
+
+// RunWithOps is Run with an ops listener (probes, metrics) that stays up
+// until every other actor has returned: its drain is held until then, so
+// that its probes answer for as long as the other servers serve.
+func RunWithOps(ctx context.Context, ops *Server, actors ...Actor) error {
+	others := make(chan struct{})
+	ops.Hold = others
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return ops.Run(ctx) })
+	g.Go(func() error {
+		defer close(others)
+		return Run(ctx, actors...)
+	})
+	return g.Wait()
 }
 
 // Run serves until ctx is done, then drains and shuts down.
@@ -77,12 +114,14 @@ func (s *Server) Run(ctx context.Context) error {
 		s.Log.Info("listening", "server", s.Name, "addr", l.Addr().String())
 	}
 	var draining atomic.Bool
+	var last atomic.Int64 // the start of the last request of the drain
 	h := s.Srv.Handler
 	if h == nil {
 		h = http.DefaultServeMux
 	}
 	s.Srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
+			last.Store(time.Now().UnixNano())
 			w.Header().Set("Connection", "close")
 		}
 		h.ServeHTTP(w, r)
@@ -94,12 +133,26 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("%s server: %w", s.Name, err)
 	case <-ctx.Done():
 	}
+	began := time.Now()
 	draining.Store(true)
-	if s.BeforeDrain != nil {
+	if s.BeforeDrain != nil && !s.StayReady {
 		s.BeforeDrain()
 	}
 	if s.Drain > 0 {
 		time.Sleep(s.Drain)
+	}
+	for s.Linger > s.Drain && time.Since(began) < s.Linger &&
+		time.Since(time.Unix(0, last.Load())) < LingerQuiet {
+		time.Sleep(min(lingerPoll, s.Linger-time.Since(began)))
+	}
+	if s.Hold != nil {
+		<-s.Hold
+	}
+	if s.BeforeDrain != nil && s.StayReady {
+		s.BeforeDrain()
+	}
+	if s.Log != nil && s.Linger > s.Drain {
+		s.Log.Info("drained", "server", s.Name, "after", time.Since(began).Round(time.Millisecond).String())
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {

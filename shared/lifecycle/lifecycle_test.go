@@ -133,3 +133,122 @@ func TestRunStopsOthersOnFirstError(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 }
+
+// TestLingerServesWhileRequestsArrive: with StayReady and Linger, a
+// stopping server that still gets requests (a Service's last replica,
+// whose replacement is not ready yet) stays ready and serves them past
+// Drain; a second without a request ends the drain; Linger bounds it. Its
+// ops listener, held by RunWithOps, answers until the server has stopped.
+func TestLingerServesWhileRequestsArrive(t *testing.T) {
+	newServer := func(t *testing.T, linger time.Duration, notReady *atomic.Bool) (*Server, string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Server{
+			Name: "api", Listener: l, Drain: 100 * time.Millisecond, Timeout: time.Second,
+			StayReady: true, Linger: linger,
+			Srv: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte("ok"))
+			}), ReadHeaderTimeout: time.Second},
+			BeforeDrain: func() { notReady.Store(true) },
+		}, "http://" + l.Addr().String()
+	}
+	get := func(url string) error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return errors.New(resp.Status)
+		}
+		return nil
+	}
+
+	t.Run("requests keep it", func(t *testing.T) {
+		var apiNotReady, opsNotReady atomic.Bool
+		api, apiURL := newServer(t, 10*time.Second, &apiNotReady)
+		ops, opsURL := newServer(t, 0, &opsNotReady)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- RunWithOps(ctx, ops, api.Run) }()
+		if err := get(apiURL); err != nil {
+			t.Fatal(err)
+		}
+		stopped := time.Now()
+		cancel()
+		// 1.5 s of requests every 200 ms: the drain (100 ms) is long over.
+		for time.Since(stopped) < 1500*time.Millisecond {
+			if err := get(apiURL); err != nil {
+				t.Fatalf("%s after the stop: %v", time.Since(stopped).Round(time.Millisecond), err)
+			}
+			if err := get(opsURL); err != nil {
+				t.Fatalf("ops %s after the stop: %v", time.Since(stopped).Round(time.Millisecond), err)
+			}
+			if apiNotReady.Load() || opsNotReady.Load() {
+				t.Fatalf("readiness turned off %s after the stop, while serving", time.Since(stopped).Round(time.Millisecond))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		quiet := time.Now()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+		if d := time.Since(quiet); d < LingerQuiet-300*time.Millisecond || d > LingerQuiet+time.Second {
+			t.Errorf("stopped %s after the last request, want about LingerQuiet (%s)", d.Round(time.Millisecond), LingerQuiet)
+		}
+		if !apiNotReady.Load() || !opsNotReady.Load() {
+			t.Error("readiness never turned off")
+		}
+	})
+
+	t.Run("no request: Drain", func(t *testing.T) {
+		var notReady atomic.Bool
+		api, _ := newServer(t, 10*time.Second, &notReady)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, api.Run) }()
+		time.Sleep(50 * time.Millisecond)
+		stopped := time.Now()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(stopped); d > 500*time.Millisecond {
+			t.Errorf("a drain with no request took %s, want about Drain (100ms)", d.Round(time.Millisecond))
+		}
+	})
+
+	t.Run("Linger bounds it", func(t *testing.T) {
+		var notReady atomic.Bool
+		api, apiURL := newServer(t, 700*time.Millisecond, &notReady)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, api.Run) }()
+		if err := get(apiURL); err != nil {
+			t.Fatal(err)
+		}
+		stopped := time.Now()
+		cancel()
+		end := make(chan struct{})
+		go func() {
+			defer close(end)
+			for time.Since(stopped) < 3*time.Second {
+				if get(apiURL) != nil {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(stopped); d > 1500*time.Millisecond {
+			t.Errorf("stopped %s after the stop under requests, want Linger (700ms)", d.Round(time.Millisecond))
+		}
+		<-end
+		http.DefaultClient.CloseIdleConnections()
+	})
+}

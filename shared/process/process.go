@@ -120,7 +120,7 @@ func (p *Process) LogStart(serviceConfig any) {
 // alert, not a restart).
 func (p *Process) Serve(ctx context.Context, ready func() bool, actors ...lifecycle.Actor) error {
 	opsSrv := OpsServer(p.Common, p.Registry, ready, nil, p.Log)
-	return lifecycle.Run(ctx, append([]lifecycle.Actor{opsSrv.Run}, actors...)...)
+	return lifecycle.RunWithOps(ctx, opsSrv, actors...)
 }
 
 // OpsWriteTimeout bounds one answer of the ops listener (a scrape, a
@@ -134,7 +134,7 @@ func (p *Process) Close() { _ = p.Store.Close() }
 // OpsServer is the ops listener (/metrics, /healthz, /readyz, and pprof
 // when OPS_PPROF is on) on l, or on OPS_ADDR when l is nil. /readyz
 // follows ready and turns false as soon as the stop begins, before the
-// drain delay.
+// drain delay (with DRAIN_MAX above DRAIN_DELAY: when the drain ends).
 func OpsServer(c config.Common, reg *prometheus.Registry, ready func() bool, l net.Listener, log *slog.Logger) *lifecycle.Server {
 	var stopping ops.Readiness
 	isReady := func() bool { return !stopping.Ready() && (ready == nil || ready()) }
@@ -144,5 +144,6 @@ func OpsServer(c config.Common, reg *prometheus.Registry, ready func() bool, l n
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: OpsWriteTimeout, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10},
 		BeforeDrain: func() { stopping.Set(true) }, Drain: c.DrainDelay, Timeout: c.ShutdownTimeout,
+		StayReady: c.DrainMax > c.DrainDelay,
 	}
 }

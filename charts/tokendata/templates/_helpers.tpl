@@ -308,6 +308,8 @@ password (an existing Secret under `helm template`).
   value: {{ .Values.logLevel | quote }}
 - name: DRAIN_DELAY
   value: {{ .Values.lifecycle.drainDelay | quote }}
+- name: DRAIN_MAX
+  value: {{ .Values.lifecycle.drainMax | quote }}
 - name: SHUTDOWN_TIMEOUT
   value: {{ .Values.lifecycle.shutdownTimeout | quote }}
 {{- range $domain := list "market" "supply" "metadata" "holders" }}

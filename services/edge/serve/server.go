@@ -41,7 +41,7 @@ type Options struct {
 	CORSMaxAge                             time.Duration
 	RetryAfter                             time.Duration
 	AccessLogSample, AccessLogRate         int
-	DrainDelay, ShutdownTimeout            time.Duration
+	DrainDelay, DrainMax, ShutdownTimeout  time.Duration
 	// Assets are the portal's files; nil when the portal is off.
 	Assets *view.PortalAssets
 	// ErrInternal is the 500 answer (the view renders the same one).
@@ -147,6 +147,8 @@ func (s *Server) APIServer(l net.Listener) *lifecycle.Server {
 		Srv:         srv,
 		BeforeDrain: func() { s.draining.Store(true) },
 		Drain:       s.cfg.DrainDelay,
+		StayReady:   s.cfg.DrainMax > s.cfg.DrainDelay,
+		Linger:      s.cfg.DrainMax,
 		Timeout:     s.cfg.ShutdownTimeout,
 		Log:         s.log,
 	}
