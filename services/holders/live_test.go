@@ -45,6 +45,9 @@ type liveNode struct {
 	program string
 	notes   chan []byte
 	accts   map[string]*acct
+	// newLive makes the tally an enumeration seeds (holders.NewLive, or
+	// a Follower's).
+	newLive func(slot uint64) *holders.Live
 }
 
 // finalizedLag is how far behind the processed slot the simulator's
@@ -158,7 +161,10 @@ func (n *liveNode) enumerate() *holders.Live {
 		}
 		if l == nil {
 			slot = out.Result.Context.Slot
-			l = holders.NewLive(slot)
+			if n.newLive == nil {
+				n.newLive = holders.NewLive
+			}
+			l = n.newLive(slot)
 		}
 		got, err := holders.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
 		if err != nil || got != slot || out.Result.Context.Slot != slot {

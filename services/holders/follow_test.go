@@ -1,0 +1,248 @@
+package holders_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/pubsub"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
+)
+
+// follow is a Follower kept by pubsub.Keep on a simulator node's real
+// socket, as the collector will keep it.
+type follow struct {
+	*liveNode
+	node      *solanasim.Node
+	f         *holders.Follower
+	connected chan struct{}
+}
+
+func startFollow(t *testing.T, tok solanasim.Token) *follow {
+	t.Helper()
+	s, _ := simtest.StartTB(t, tok)
+	node := s.NewNode()
+	ctx, cancel := context.WithCancel(context.Background())
+	url, err := node.StartOn(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &liveNode{t: t, s: s, url: url, tok: tok, accts: map[string]*acct{}, program: tok.Program.ID()}
+	n.mint = mintOf(t, tok.Mint)
+	fw := &follow{liveNode: n, node: node, f: holders.NewFollower(n.mint, n.program, 0, 10_000), connected: make(chan struct{}, 16)}
+	n.newLive = fw.f.Tally
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pubsub.Keep(ctx, pubsub.Config{URL: config.Secret("ws" + strings.TrimPrefix(url, "http")),
+			Ping: time.Second, Silence: 5 * time.Second, Backoff: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+			MaxMessage: 1 << 20},
+			pubsub.Request{Method: "programSubscribe", Params: []any{n.program, n.config()}},
+			pubsub.Hooks{
+				State: func(state string, _ error) {
+					if state == contract.SubscriptionConnected {
+						fw.f.Connected()
+						fw.connected <- struct{}{}
+						return
+					}
+					fw.f.Lost()
+				},
+				Notification: func(msg []byte, _ uint64) error { return fw.f.Notify(msg) },
+			})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	fw.waitConnected()
+	return fw
+}
+
+func (fw *follow) waitConnected() {
+	fw.t.Helper()
+	select {
+	case <-fw.connected:
+	case <-time.After(10 * time.Second):
+		fw.t.Fatal("not subscribed within 10 s")
+	}
+}
+
+// anchor enumerates on the socket subscribed now and anchors the count.
+func (fw *follow) anchor() {
+	fw.t.Helper()
+	session, ok := fw.f.Begin()
+	if !ok {
+		fw.t.Fatal("no subscription to anchor on")
+	}
+	if err := fw.f.Anchor(session, fw.enumerate()); err != nil {
+		fw.t.Fatal(err)
+	}
+}
+
+// exact waits for the live count to be the ledger's (closed: the
+// accounts closed since the anchor, which it still counts).
+func (fw *follow) exact(what string, closed int) holders.LiveCount {
+	fw.t.Helper()
+	var c holders.LiveCount
+	var ok bool
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		truth, _ := fw.s.Truth(fw.tok.Mint)
+		c, _, ok = fw.f.Take()
+		if ok && c.Holders == uint64(truth.Holders) && c.NonZeroAccounts == uint64(truth.NonZeroAccounts) &&
+			c.TokenAccounts == uint64(truth.TokenAccounts+closed) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			fw.t.Fatalf("%s: live %+v (live %v); the ledger: %d holders, %d non-zero, %d token accounts (+%d closed)",
+				what, c, ok, truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFollowerReanchorsAfterAGap: the count anchored on a socket follows
+// the ledger through changes of every kind, including those made between
+// the subscription and the enumeration; when the socket drops while
+// holders change, the count is not live (never the old one) until a new
+// enumeration on the new socket anchors it, exact again; an anchor taken
+// on a socket that has ended is refused.
+func TestFollowerReanchorsAfterAGap(t *testing.T) {
+	for _, tok := range []solanasim.Token{classicToken(200), t22Token(200)} {
+		t.Run(tok.Program.ID(), func(t *testing.T) {
+			fw := startFollow(t, tok)
+			mint := tok.Mint
+			r := rand.New(rand.NewPCG(3, 4))
+			if _, ok := fw.f.Begin(); !ok {
+				t.Fatal("subscribed, but Begin sees no socket")
+			}
+			if _, _, ok := fw.f.Take(); ok {
+				t.Fatal("a live count before any anchor")
+			}
+			for range 5 { // before the enumeration: in it already
+				fw.record(fw.s.OpenHolder(mint, 2_000))
+			}
+			session, _ := fw.f.Begin()
+			l := fw.enumerate()
+			// after the enumeration, before the anchor: buffered, then
+			// applied on top of it
+			fw.record(fw.s.OpenHolder(mint, 3_000))
+			fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, func(a *acct) bool { return a.amount == 2_000 }), 0))
+			deadline := time.Now().Add(5 * time.Second)
+			for fw.f.Buffered() < 7 { // 5 before the enumeration, 2 after
+				if time.Now().After(deadline) {
+					t.Fatalf("%d notifications buffered, want 7", fw.f.Buffered())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := fw.f.Anchor(session, l); err != nil {
+				t.Fatal(err)
+			}
+			first := fw.exact("anchored, the two notifications after the enumeration applied", 0)
+			if _, changed, _ := fw.f.Take(); changed {
+				t.Error("changed again with nothing new")
+			}
+
+			closed := 0
+			positive := func(a *acct) bool { return a.amount > 0 }
+			for i := range 12 {
+				switch i % 6 {
+				case 0:
+					fw.record(fw.s.OpenHolder(mint, 0))
+				case 1:
+					fw.record(fw.s.OpenHolder(mint, uint64(1+r.IntN(500))))
+				case 2:
+					fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, positive), 0))
+				case 3:
+					fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, func(a *acct) bool { return a.amount == 0 }), 77))
+				case 4:
+					from := fw.pick(r, positive)
+					to := fw.pick(r, func(a *acct) bool { return a.owner != fw.accts[from].owner })
+					fw.record(fw.s.MoveHolderBalance(mint, from, to, fw.accts[from].amount))
+				case 5:
+					fw.record(fw.s.CloseHolderAccount(mint, fw.pick(r, func(a *acct) bool { return a.amount == 0 })))
+					closed++
+				}
+				fw.exact("change "+string(rune('a'+i)), closed)
+			}
+			if c, _, _ := fw.f.Take(); c.Slot <= first.Slot {
+				t.Errorf("the count's slot %d did not move past the anchor's %d", c.Slot, first.Slot)
+			}
+
+			stale, _ := fw.f.Begin()
+			fw.node.SetSocketFault(solanasim.SocketDrop)
+			deadline = time.Now().Add(5 * time.Second)
+			for {
+				if _, _, ok := fw.f.Take(); !ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("still live 5 s after the socket was dropped")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			// changes in the gap: no socket hears them
+			fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, positive), 0))
+			fw.record(fw.s.OpenHolder(mint, 9_000))
+			for range len(fw.connected) {
+				<-fw.connected
+			}
+			fw.node.SetSocketFault(solanasim.SocketOK)
+			fw.waitConnected()
+			if _, _, ok := fw.f.Take(); ok {
+				t.Fatal("live on the new socket before an anchor: the count would skip the gap")
+			}
+			if err := fw.f.Anchor(stale, fw.f.Tally(1)); !errors.Is(err, holders.ErrNotFollowing) {
+				t.Fatalf("an anchor on the dropped socket: %v, want ErrNotFollowing", err)
+			}
+			fw.anchor()
+			fw.exact("re-anchored after the gap", 0) // the new enumeration has no closed account
+			fw.record(fw.s.OpenHolder(mint, 5))
+			fw.exact("after the re-anchor", 0)
+		})
+	}
+}
+
+// TestFollowerRefusesWhatItCannotFollow: a notification that cannot be
+// read ends the live count, and an anchor taken on that socket is
+// refused.
+func TestFollowerRefusesWhatItCannotFollow(t *testing.T) {
+	var mint holders.Owner
+	mint[0] = 1
+	f := holders.NewFollower(mint, contract.ProgramIDToken, 0, 2)
+	if err := f.Notify([]byte(`{}`)); err == nil {
+		t.Error("a notification with no subscription taken")
+	}
+	f.Connected()
+	session, _ := f.Begin()
+	if err := f.Anchor(session, f.Tally(10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := f.Take(); !ok {
+		t.Fatal("not live after an anchor")
+	}
+	if err := f.Notify([]byte(`{"jsonrpc":"2.0","method":"programNotification","params":{}}`)); err == nil {
+		t.Fatal("an unreadable notification taken")
+	}
+	if _, _, ok := f.Take(); ok {
+		t.Fatal("still live after an unreadable notification")
+	}
+	if err := f.Anchor(session, f.Tally(10)); !errors.Is(err, holders.ErrNotFollowing) {
+		t.Fatalf("an anchor on a socket with a gap: %v", err)
+	}
+}
+
+func mintOf(t *testing.T, mint string) holders.Owner {
+	t.Helper()
+	b, err := base58.Decode(mint)
+	if err != nil || len(b) != 32 {
+		t.Fatalf("mint %q: %v", mint, err)
+	}
+	return holders.Owner(b)
+}
