@@ -53,8 +53,9 @@ fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
 	hack/fuzz.sh $(MODULES)
 
 .PHONY: docs
-docs: ## Regenerate docs/environment.md (every variable of every service) from the config structs
+docs: ## Regenerate docs/environment.md (every variable of every service) from the config structs, and docs/chart-values.md (every value of the chart) from values.yaml
 	cd services/standalone && go generate ./envdoc
+	cd hack/chartcheck && GOWORK=off go run ./cmd/valuesdoc
 
 .PHONY: chart-check
 chart-check: deps ## helm lint, render matrix, strict decoding, policies, the cache tier run for real, and a real kube-apiserver: installs and upgrades
