@@ -71,7 +71,7 @@ func (c *Collector) Check(ctx context.Context, lim CheckLimits, g *check.Group) 
 	if c.method == contract.HoldersMethodDAS {
 		doc, err = c.enumerateDAS(cctx, c.rpc, count, started)
 	} else {
-		doc, err = c.enumerateGPA(cctx, c.rpc, count, started)
+		doc, err = c.enumerateGPA(cctx, c.rpc, countInto(count), started)
 	}
 	took := time.Since(started).Round(time.Millisecond)
 	subject, how := "DAS getTokenAccounts", ""

@@ -246,3 +246,60 @@ func mintOf(t *testing.T, mint string) holders.Owner {
 	}
 	return holders.Owner(b)
 }
+
+// TestCollectorAnchors: the collector's own enumeration (its
+// getProgramAccounts queries through its RPC client, Token-2022's two)
+// anchors a Follower: the document's figures are the ledger's, and the
+// live count follows the changes made after it; with no socket there is
+// no anchor.
+func TestCollectorAnchors(t *testing.T) {
+	for _, tok := range []solanasim.Token{classicToken(150), t22Token(150)} {
+		t.Run(tok.Program.ID(), func(t *testing.T) {
+			fw := startFollow(t, tok)
+			// the reads at the subscription's commitment: at confirmed
+			// (the default) the enumeration is 32 slots past every
+			// finalized notification, which it would then skip
+			cfg := holders.DefaultConfig()
+			cfg.Commitment = "finalized"
+			fx := newCollector(t, setup{url: fw.url, mint: tok.Mint, cfg: cfg})
+			if _, err := fx.c.Anchor(context.Background(), holders.NewFollower(fw.mint, fw.program, 0, 10)); !errors.Is(err, holders.ErrNotFollowing) {
+				t.Fatalf("an anchor with no socket: %v", err)
+			}
+			doc, err := fx.c.Anchor(context.Background(), fw.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTruth(t, fw.s, tok.Mint, doc)
+			wantQueries := 1
+			if tok.Program == solanasim.ProgramToken2022 {
+				wantQueries = 2
+			}
+			if len(doc.Queries) != wantQueries || doc.Slot == 0 || doc.Method != contract.HoldersMethodGPA {
+				t.Errorf("document: %d queries, slot %d, method %q", len(doc.Queries), doc.Slot, doc.Method)
+			}
+			if c := fw.exact("anchored by the collector", 0); c.Slot < doc.Slot {
+				t.Errorf("live slot %d before the enumeration's %d", c.Slot, doc.Slot)
+			}
+			fw.record(fw.s.OpenHolder(tok.Mint, 10))
+			fw.exact("a new holder", 0)
+			from := fw.pickAny()
+			fw.record(fw.s.SetHolderBalance(tok.Mint, from, 0))
+			fw.exact("a holder sold out", 0)
+		})
+	}
+}
+
+// pickAny is an account of the ledger with a positive balance: the
+// largest (the test's record is filled by enumerate, which this test does
+// not run).
+func (fw *follow) pickAny() string {
+	fw.t.Helper()
+	largest, _ := fw.s.Largest(fw.tok.Mint)
+	for _, a := range largest {
+		if a.Amount > 0 {
+			return a.Address
+		}
+	}
+	fw.t.Fatal("no account with a balance")
+	return ""
+}

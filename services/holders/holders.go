@@ -199,7 +199,7 @@ func (c *Collector) count(ctx context.Context, src source, started time.Time) (c
 	if src.method == contract.HoldersMethodDAS {
 		doc, err = c.enumerateDAS(ctx, src.rpc, count, started)
 	} else {
-		doc, err = c.enumerateGPA(ctx, src.rpc, count, started)
+		doc, err = c.enumerateGPA(ctx, src.rpc, countInto(count), started)
 	}
 	if err != nil {
 		return contract.Holders{}, err
@@ -287,7 +287,48 @@ func queries(program, mint string) []query {
 	return qs
 }
 
-func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, count *Count, started time.Time) (contract.Holders, error) {
+// decodeInto reads one getProgramAccounts answer into a tally and
+// returns its context slot.
+type decodeInto func(r io.Reader, progress func(accounts uint64)) (slot uint64, err error)
+
+func countInto(c *Count) decodeInto {
+	return func(r io.Reader, progress func(uint64)) (uint64, error) { return DecodeProgramAccounts(r, c, progress) }
+}
+
+// Anchor makes f's count live: it enumerates the mint's token accounts
+// with getProgramAccounts into a new tally, on the socket f is subscribed
+// to now, anchored at the oldest context slot of the queries (Token-2022
+// takes two; every notification after that slot is applied on top, in
+// order, so an account read at a later slot ends at its state after
+// them), and hands it to f with the notifications buffered meanwhile. It
+// returns the enumeration's figures (the document's counts, queries and
+// slot) or why there is no anchor: no socket, one that ended during the
+// enumeration (ErrNotFollowing), an enumeration that failed.
+func (c *Collector) Anchor(ctx context.Context, f *Follower) (contract.Holders, error) {
+	session, ok := f.Begin()
+	if !ok {
+		return contract.Holders{}, ErrNotFollowing
+	}
+	l := f.Tally(0)
+	doc, err := c.enumerateGPA(ctx, c.rpc, func(r io.Reader, progress func(uint64)) (uint64, error) {
+		return DecodeProgramAccountsLive(r, l, progress)
+	}, time.Now())
+	if err != nil {
+		return contract.Holders{}, err
+	}
+	if l.TokenAccounts() == 0 {
+		return contract.Holders{}, noAccounts(contract.HoldersMethodGPA)
+	}
+	l.anchorAt(doc.Slot)
+	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = l.Holders(), l.TokenAccounts(), l.NonZeroAccounts()
+	doc.Method = contract.HoldersMethodGPA
+	if err := f.Anchor(session, l); err != nil {
+		return contract.Holders{}, err
+	}
+	return doc, nil
+}
+
+func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, decode decodeInto, started time.Time) (contract.Holders, error) {
 	program, err := c.resolveProgram(ctx)
 	if err != nil {
 		return contract.Holders{}, err
@@ -305,7 +346,7 @@ func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, count *Cou
 		var slot uint64
 		err := rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
 			var err error
-			slot, err = DecodeProgramAccounts(r, count, prog.report)
+			slot, err = decode(r, prog.report)
 			return err
 		})
 		if err != nil {

@@ -40,6 +40,10 @@ func NewLive(slot uint64) *Live {
 	return &Live{accounts: newKeySet(true), owners: newKeySet(true), anchor: slot, slot: slot}
 }
 
+// anchorAt sets the slot of the enumeration that seeded the tally (the
+// oldest of its queries'), once it is known.
+func (l *Live) anchorAt(slot uint64) { l.anchor, l.slot = slot, slot }
+
 // Limit bounds the tally's memory (Bytes) at maxBytes; 0: unbounded.
 func (l *Live) Limit(maxBytes int64) { l.maxBytes = maxBytes }
 
