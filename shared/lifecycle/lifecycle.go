@@ -68,9 +68,12 @@ type Server struct {
 	// leave such a Service with no endpoint at all.
 	StayReady bool
 	// Linger, when above Drain, lets the drain go on past Drain while
-	// requests still arrive (one within LingerQuiet: the replica is still
-	// some client's route), Linger in all at most.
+	// requests still arrive (one within Quiet: the replica is still some
+	// client's route), Linger in all at most.
 	Linger time.Duration
+	// Quiet is how long a lingering drain waits for the next request
+	// (0: LingerQuiet).
+	Quiet time.Duration
 	// Hold, when set, keeps the drain going until it is closed (the ops
 	// listener stays up for as long as the other servers serve).
 	Hold <-chan struct{}
@@ -141,8 +144,12 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.Drain > 0 {
 		time.Sleep(s.Drain)
 	}
+	quiet := s.Quiet
+	if quiet <= 0 {
+		quiet = LingerQuiet
+	}
 	for s.Linger > s.Drain && time.Since(began) < s.Linger &&
-		time.Since(time.Unix(0, last.Load())) < LingerQuiet {
+		time.Since(time.Unix(0, last.Load())) < quiet {
 		time.Sleep(min(lingerPoll, s.Linger-time.Since(began)))
 	}
 	if s.Hold != nil {
