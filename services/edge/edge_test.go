@@ -108,6 +108,23 @@ var scenarios = map[string]func(h *harness){
 		d.Warnings = []contract.Warning{{Code: contract.WarnHoldersSourcesDisagree, Message: d.CrossCheck.Reason}}
 		h.write(contract.DomainHolders, d, 30e9)
 	},
+	// a live holder count (HOLDERS_LIVE) whose last resync found the
+	// enumeration 3 holders above the count the notifications kept: the
+	// enumeration's count is published and followed, with the
+	// holders_live_count_differed warning and status degraded (issue 36)
+	"holders-live": func(h *harness) {
+		h.writeAll()
+		d := edgetest.Holders()
+		d.Method, d.Slot, d.TokenAccounts = contract.HoldersMethodLive, 312345988, d.TokenAccounts+4
+		d.Live = &contract.HoldersLive{AnchorMethod: contract.HoldersMethodGPA, AnchorSlot: 312345600,
+			AnchoredAt: t0.Add(-10 * time.Minute), AnchorTokenAccounts: d.TokenAccounts - 4, Notifications: 57,
+			NextResyncAt: t0.Add(5 * time.Minute),
+			Resync:       &contract.HoldersResync{Agreed: false, Live: 18339, Enumerated: 18342, Slot: 312345640, CheckedAt: t0.Add(-9 * time.Minute)}}
+		d.Warnings = []contract.Warning{{Code: contract.WarnHoldersLiveDiffered,
+			Message: "the live holder count (18339) differed from the enumeration that re-anchored it (18342) at slot 312345640; the enumeration's count is published and followed from there"}}
+		h.writeFrom(contract.DomainHolders, d, 2e9, contract.Source{Name: contract.UpstreamSolanaRPC, Method: contract.HoldersMethodLive,
+			Commitment: "finalized", Slot: d.Slot})
+	},
 	// minted past the configured maximum supply: status degraded
 	"total-above-max": func(h *harness) {
 		h.writeAll()

@@ -109,6 +109,18 @@ func (h *harness) write(d contract.Domain, doc any, age time.Duration) {
 	}
 }
 
+// writeFrom is write with the document's own source.
+func (h *harness) writeFrom(d contract.Domain, doc any, age time.Duration, src contract.Source) {
+	h.t.Helper()
+	env, err := contract.NewEnvelope(h.store.Mint(), d, h.clock.Now().Add(-age), src, doc)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.store.Write(context.Background(), env, contract.DefaultTimings[d].TTL); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *harness) refresh() { h.srv.Refresh(context.Background()) }
 
 // do sends a request through the real Gin engine.

@@ -3,6 +3,7 @@ package holders
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
@@ -49,6 +50,28 @@ type Config struct {
 	// the garbage collector's headroom, within the chart's 512 MiB; at
 	// least 4 MiB, the empty set and its first chunk of keys).
 	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (43 to 54 bytes a holder; 192 MiB is about 4 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
+
+	// Live turns on the live count (HOLDERS_LIVE): a programSubscribe
+	// subscription to the mint's token accounts on HOLDERS_WS_URL,
+	// anchored on a getProgramAccounts enumeration (live.go, follow.go,
+	// livecollect.go).
+	Live bool `env:"LIVE" doc:"Follow the holder count live: subscribe to the mint's token accounts (programSubscribe) on HOLDERS_WS_URL and keep the count of the last enumeration exact from the notifications, publishing a change within HOLDERS_PUBLISH_INTERVAL; a full enumeration then runs only every HOLDERS_RESYNC (and after a gap in the stream). Needs HOLDERS_METHOD=getProgramAccounts. A node that refuses the subscription keeps the scans of HOLDERS_REFRESH." envDefault:"false"`
+	// WSURL is the PubSub URL of the holders node (HOLDERS_WS_URL,
+	// secret); empty: HOLDERS_RPC_URL's (or SOLANA_RPC_URL's) with https
+	// turned into wss and http into ws.
+	WSURL config.Secret `env:"WS_URL" doc:"PubSub WebSocket URL of the holders node for HOLDERS_LIVE. Secret. Unset: the holders RPC URL with https turned into wss (http into ws), key unchanged." empty:"unset it to derive it from the RPC URL, or give a ws:// or wss:// URL"`
+	// PublishInterval bounds how often a changing live count is written
+	// (HOLDERS_PUBLISH_INTERVAL).
+	PublishInterval time.Duration `env:"PUBLISH_INTERVAL" doc:"With HOLDERS_LIVE, a changed holder count is published at most this often (and at least every HOLDERS_REFRESH when nothing changes)." envDefault:"2s" min:"100ms" max:"1m"`
+	// Resync is how often a live count is re-anchored by a full
+	// enumeration, compared with it at the same slot (HOLDERS_RESYNC).
+	Resync time.Duration `env:"RESYNC" doc:"With HOLDERS_LIVE, how often a full enumeration re-anchors the live count; the two counts are compared at the same slot and a difference is published as the holders_live_count_differed warning (the next resync then comes after HOLDERS_REFRESH)." envDefault:"6h" min:"1s" max:"720h"`
+	// WSPing, WSSilence, WSBackoff and WSBackoffMax keep the socket as
+	// the supply collector keeps its own (shared/pubsub).
+	WSPing       time.Duration `env:"WS_PING" doc:"How often the holders collector pings its PubSub WebSocket (HOLDERS_LIVE)." envDefault:"10s" min:"10ms" max:"10m"`
+	WSSilence    time.Duration `env:"WS_SILENCE" doc:"The holders PubSub WebSocket is dropped (and the live count with it, until a new enumeration re-anchors it) when it sends no message nor pong within this; above HOLDERS_WS_PING." envDefault:"30s" min:"20ms" max:"1h"`
+	WSBackoff    time.Duration `env:"WS_BACKOFF" doc:"First wait before the holders PubSub WebSocket is opened again; it doubles after each failure, with ±50 % jitter." envDefault:"1s" min:"1ms" max:"10m"`
+	WSBackoffMax time.Duration `env:"WS_BACKOFF_MAX" doc:"Longest wait between two tries of the holders PubSub WebSocket; a node that refuses it (HTTP 4xx, or programSubscribe refused) is tried again only this often." envDefault:"60s" min:"1ms" max:"1h"`
 
 	// CrossCheckRPCURL is the second holder source (secret): another node
 	// serving getProgramAccounts by mint, or a DAS endpoint
@@ -102,10 +125,31 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("HOLDERS_CROSSCHECK_METHOD: %q is not %s or %s", c.CrossCheckMethod, contract.HoldersMethodGPA, contract.HoldersMethodDAS))
 	}
+	if c.WSURL != "" {
+		if err := checkWSURL(c.WSURL); err != nil {
+			errs = append(errs, fmt.Errorf("HOLDERS_WS_URL: %w", err))
+		}
+	}
+	if c.WSSilence <= c.WSPing {
+		errs = append(errs, fmt.Errorf("HOLDERS_WS_SILENCE: %s must be above HOLDERS_WS_PING (%s), or every quiet socket is dropped", c.WSSilence, c.WSPing))
+	}
+	if c.WSBackoffMax < c.WSBackoff {
+		errs = append(errs, fmt.Errorf("HOLDERS_WS_BACKOFF_MAX: %s is below HOLDERS_WS_BACKOFF (%s)", c.WSBackoffMax, c.WSBackoff))
+	}
 	switch c.Commitment {
 	case "processed", "confirmed", "finalized":
 	default:
 		errs = append(errs, fmt.Errorf("HOLDERS_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
 	}
 	return errors.Join(errs...)
+}
+
+// checkWSURL checks an absolute ws:// or wss:// URL, never quoting it
+// (it carries the provider's key).
+func checkWSURL(u config.Secret) error {
+	p, err := url.Parse(u.Reveal())
+	if err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" {
+		return errors.New("not an absolute ws:// or wss:// URL")
+	}
+	return nil
 }

@@ -42,8 +42,10 @@ const maxReason = 400
 // crossCheck counts the holders from the second source when a check is
 // due and returns res with the document's cross-check (and warning) set.
 // The second source's failure never fails the poll: the verdict is then
-// not_checked.
-func (c *Collector) crossCheck(ctx context.Context, res collector.Result) collector.Result {
+// not_checked. Only polls that enumerated count towards a check (a live
+// count's polls read nothing from the node, and come every
+// HOLDERS_PUBLISH_INTERVAL): the others carry the last check.
+func (c *Collector) crossCheck(ctx context.Context, res collector.Result, enumerated bool) collector.Result {
 	doc, ok := res.Doc.(contract.Holders)
 	if !ok {
 		return res
@@ -54,8 +56,10 @@ func (c *Collector) crossCheck(ctx context.Context, res collector.Result) collec
 	if x.last == nil {
 		x.last = c.publishedCheck()
 	}
-	x.polls++
-	if x.last == nil || x.last.Verdict != contract.HoldersAgreed || x.polls >= c.cfg.CrossCheckEvery {
+	if enumerated {
+		x.polls++
+	}
+	if enumerated && (x.last == nil || x.last.Verdict != contract.HoldersAgreed || x.polls >= c.cfg.CrossCheckEvery) {
 		x.polls = 0
 		started := time.Now()
 		second, err := c.count(ctx, x.src, started)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // Follower joins the two halves of the live count (issue 36): the token
@@ -28,11 +31,31 @@ type Follower struct {
 	maxPending int
 
 	mu      sync.Mutex
-	session uint64 // the socket's generation; 0: none
-	live    *Live  // nil: not anchored on this socket
-	pending []Change
-	changed bool // the count changed since the last Take
+	session uint64 // the socket's generation; 0: none yet
+	// subscribed is set from Connected to Lost: only then are
+	// notifications followed and an anchor taken.
+	subscribed bool
+	live       *Live // nil: not anchored on this socket
+	pending    []Change
+	changed    bool // a figure of the count changed since the last Take
+	// resyncing is set by Begin while a count is live: the
+	// notifications are applied to it and also buffered for the new
+	// anchor. overflow is set when that buffer filled (the resync's
+	// anchor is then refused; the live count goes on).
+	resyncing, overflow bool
+	// prev is the count a resync replaced, still following the
+	// notifications until it is compared with the new one at the same
+	// slot (compareBy: at the latest); result is the last comparison.
+	prev      *Live
+	compareBy time.Time
+	result    *contract.HoldersResync
 }
+
+// ResyncGrace bounds how long a resync waits for the count it replaced
+// to reach the new enumeration's slot: a ledger that changed nothing
+// since sends no notification, so after it the two are compared at the
+// new count's slot.
+const ResyncGrace = 5 * time.Second
 
 // NewFollower follows mint's token accounts under program; maxBytes
 // bounds each tally (Live.Limit), maxPending the notifications buffered
@@ -51,7 +74,9 @@ func (f *Follower) Connected() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.session++
+	f.subscribed = true
 	f.live, f.pending = nil, f.pending[:0]
+	f.resyncing, f.overflow, f.prev = false, false, nil
 }
 
 // Lost ends the socket: no count is live until a new socket is anchored.
@@ -65,7 +90,9 @@ func (f *Follower) lostLocked() {
 	if f.session != 0 {
 		f.session++ // no anchor taken on the old one may land
 	}
+	f.subscribed = false
 	f.live, f.pending = nil, nil
+	f.resyncing, f.overflow, f.prev = false, false, nil
 }
 
 // Notify takes one message of the socket. An error means the count no
@@ -77,7 +104,7 @@ func (f *Follower) Notify(msg []byte) error {
 	ch, err := DecodeProgramNotification(msg, &f.mint, f.program)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.session == 0 {
+	if !f.subscribed {
 		return errors.New("a notification with no subscription")
 	}
 	if err != nil {
@@ -92,21 +119,53 @@ func (f *Follower) Notify(msg []byte) error {
 		f.pending = append(f.pending, ch)
 		return nil
 	}
-	moved, err := f.live.Apply(ch.Slot, &ch.Account, &ch.Owner, ch.Amount)
-	if err != nil {
+	if f.resyncing && !f.overflow {
+		if len(f.pending) >= f.maxPending {
+			f.overflow, f.pending = true, nil
+		} else {
+			f.pending = append(f.pending, ch)
+		}
+	}
+	before := figures(f.live)
+	if _, err := f.live.Apply(ch.Slot, &ch.Account, &ch.Owner, ch.Amount); err != nil {
 		f.lostLocked()
 		return err
 	}
-	f.changed = f.changed || moved
+	f.changed = f.changed || figures(f.live) != before
+	if f.prev != nil {
+		if _, err := f.prev.Apply(ch.Slot, &ch.Account, &ch.Owner, ch.Amount); err != nil {
+			f.prev = nil // the new count goes on; this resync compares nothing
+		}
+		f.compareLocked(time.Now())
+	}
 	return nil
+}
+
+// compareLocked compares the count a resync replaced with the new one
+// once it has reached the new one's anchor, or at compareBy.
+func (f *Follower) compareLocked(now time.Time) {
+	if f.prev == nil || f.live == nil || (f.prev.Slot() < f.live.Anchor() && now.Before(f.compareBy)) {
+		return
+	}
+	f.result = &contract.HoldersResync{Agreed: f.prev.Holders() == f.live.Holders(),
+		Live: f.prev.Holders(), Enumerated: f.live.Holders(), Slot: f.live.Slot(), CheckedAt: now.UTC()}
+	f.prev = nil
 }
 
 // Begin is called before an enumeration that is to anchor the count: it
 // returns the socket to anchor on, or false when none is subscribed.
+//
+// While a count is live, Begin starts a resync: the notifications go on
+// being applied to it and are also buffered for the new anchor, which
+// replaces it; the two are then compared at the same slot (Take reports
+// the comparison).
 func (f *Follower) Begin() (uint64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.session, f.session != 0
+	if f.live != nil {
+		f.resyncing, f.overflow, f.pending = true, false, f.pending[:0]
+	}
+	return f.session, f.subscribed
 }
 
 // Buffered is the number of notifications waiting for an anchor.
@@ -132,18 +191,39 @@ func (f *Follower) Tally(slot uint64) *Live {
 func (f *Follower) Anchor(session uint64, l *Live) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if session == 0 || session != f.session {
+	if !f.subscribed || session != f.session {
 		return ErrNotFollowing
+	}
+	if f.resyncing && f.overflow {
+		f.resyncing, f.overflow, f.pending = false, false, nil
+		return fmt.Errorf("more than %d notifications came during the resync's enumeration (the bound): the live count goes on, the next resync tries again", f.maxPending)
 	}
 	for i := range f.pending {
 		ch := &f.pending[i]
 		if _, err := l.Apply(ch.Slot, &ch.Account, &ch.Owner, ch.Amount); err != nil {
+			if f.resyncing { // the live count goes on; the new one is not taken
+				f.resyncing, f.pending = false, nil
+				return err
+			}
 			f.lostLocked()
 			return err
 		}
 	}
+	if f.resyncing {
+		f.prev, f.compareBy = f.live, time.Now().Add(ResyncGrace)
+		f.resyncing = false
+	}
 	f.live, f.pending, f.changed = l, nil, true
+	f.compareLocked(time.Now())
 	return nil
+}
+
+// EndResync ends a resync whose enumeration failed: the live count goes
+// on, and nothing more is buffered for it.
+func (f *Follower) EndResync() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resyncing, f.overflow, f.pending = false, false, nil
 }
 
 // LiveCount is the live count: holders, non-zero accounts, token accounts
@@ -152,6 +232,15 @@ func (f *Follower) Anchor(session uint64, l *Live) error {
 // that is subscribed.
 type LiveCount struct {
 	Holders, NonZeroAccounts, TokenAccounts, Slot uint64
+	// Anchor is the slot of the enumeration the count is anchored on,
+	// Seeded its token accounts, Applied the notifications applied
+	// since.
+	Anchor, Seeded, Applied uint64
+	// Resync is the last comparison of a count a resync replaced with
+	// the new one (nil before one); Comparing is set while one waits to
+	// be made.
+	Resync    *contract.HoldersResync
+	Comparing bool
 }
 
 // Take returns the live count and whether it changed since the last
@@ -162,7 +251,41 @@ func (f *Follower) Take() (c LiveCount, changed, ok bool) {
 	if f.live == nil {
 		return LiveCount{}, false, false
 	}
+	f.compareLocked(time.Now())
 	changed, f.changed = f.changed, false
 	l := f.live
-	return LiveCount{Holders: l.Holders(), NonZeroAccounts: l.NonZeroAccounts(), TokenAccounts: l.TokenAccounts(), Slot: l.Slot()}, changed, true
+	return LiveCount{Holders: l.Holders(), NonZeroAccounts: l.NonZeroAccounts(), TokenAccounts: l.TokenAccounts(), Slot: l.Slot(),
+		Anchor: l.Anchor(), Seeded: l.Seeded(), Applied: l.Applied(), Resync: f.result, Comparing: f.prev != nil}, changed, true
+}
+
+// Due reports whether a poll has something to publish: the count changed
+// since the last Take, or a resync's comparison can be made.
+func (f *Follower) Due(now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live == nil {
+		return false
+	}
+	return f.changed || (f.prev != nil && (f.prev.Slot() >= f.live.Anchor() || !now.Before(f.compareBy)))
+}
+
+// figures are the published figures of a tally: a notification that
+// changes none of them (a balance moved between two positive accounts)
+// is applied, and published with the next change or HOLDERS_REFRESH.
+func figures(l *Live) [3]uint64 {
+	return [3]uint64{l.Holders(), l.NonZeroAccounts(), l.TokenAccounts()}
+}
+
+// Following reports whether a count is live and no resync is under way.
+func (f *Follower) Following() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.live != nil && !f.resyncing
+}
+
+// Subscribed reports whether a socket is subscribed now.
+func (f *Follower) Subscribed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.subscribed
 }

@@ -49,6 +49,8 @@ type Collector struct {
 	// cross is the second holder source; nil when none is configured
 	// (crosscheck.go).
 	cross *crossCheck
+	// live is the live count; nil without HOLDERS_LIVE (livecollect.go).
+	live *liveCount
 }
 
 // source is one holder source: an endpoint and how it is enumerated.
@@ -66,6 +68,9 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	}
 	if common.HoldersMethod != contract.HoldersMethodGPA && common.HoldersMethod != contract.HoldersMethodDAS {
 		return nil, fmt.Errorf("HOLDERS_METHOD: %q is not %s or %s", common.HoldersMethod, contract.HoldersMethodGPA, contract.HoldersMethodDAS)
+	}
+	if cfg.Live && common.HoldersMethod != contract.HoldersMethodGPA {
+		return nil, fmt.Errorf("HOLDERS_LIVE: the live count is anchored on getProgramAccounts enumerations, and HOLDERS_METHOD is %s: set HOLDERS_METHOD=%s or HOLDERS_LIVE=false", common.HoldersMethod, contract.HoldersMethodGPA)
 	}
 	if err := config.CheckAddress(token.Mint); err != nil {
 		return nil, fmt.Errorf("mint: %w", err)
@@ -128,11 +133,22 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 			Poll: c.Enumerate,
 		}},
 	}
+	c.initLive(common)
 	return c, nil
 }
 
-// Run enumerates at once, then every HOLDERS_REFRESH, until ctx is done.
-func (c *Collector) Run(ctx context.Context) error { return c.runner.Run(ctx) }
+// Run enumerates at once, then every HOLDERS_REFRESH, until ctx is done;
+// with HOLDERS_LIVE it also keeps the subscription of the live count.
+func (c *Collector) Run(ctx context.Context) error {
+	if c.live == nil {
+		return c.runner.Run(ctx)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.runLive(ctx) })
+	err := c.runner.Run(ctx)
+	wg.Wait()
+	return err
+}
 
 // RunOnce enumerates now (with retries), writes the document on success
 // and the status record in every case; it returns the run's error.
@@ -146,9 +162,27 @@ func (c *Collector) Runner() *collector.Runner { return c.runner }
 // Enumerate counts the holders once and returns the document, or a
 // classified error (*collector.Error) without secrets.
 func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
-	res, err := c.enumerate(ctx)
+	var (
+		res      collector.Result
+		err      error
+		answered bool
+	)
+	enumerated := true
+	if c.live != nil {
+		res, answered, enumerated, err = c.pollLive(ctx)
+		if ce := (*collector.Error)(nil); errors.As(err, &ce) && ce.Kind == contract.ErrKindTooLarge {
+			// The live tally keeps every account, the count only the
+			// holders: the count may still fit.
+			c.log.Warn("the live holder count does not fit HOLDERS_MAX_MEMORY_BYTES; this poll enumerates without it", "error", ce.Message)
+			answered = false
+		}
+	}
+	if !answered {
+		res, err = c.enumerate(ctx)
+		enumerated = true
+	}
 	if err == nil && c.cross != nil {
-		res = c.crossCheck(ctx, res)
+		res = c.crossCheck(ctx, res, enumerated)
 	}
 	if err != nil {
 		c.metrics.progress.Set(0)
@@ -303,7 +337,8 @@ func countInto(c *Count) decodeInto {
 // them), and hands it to f with the notifications buffered meanwhile. It
 // returns the enumeration's figures (the document's counts, queries and
 // slot) or why there is no anchor: no socket, one that ended during the
-// enumeration (ErrNotFollowing), an enumeration that failed.
+// enumeration (ErrNotFollowing, with the enumeration's figures), an
+// enumeration that failed.
 func (c *Collector) Anchor(ctx context.Context, f *Follower) (contract.Holders, error) {
 	session, ok := f.Begin()
 	if !ok {
@@ -323,6 +358,9 @@ func (c *Collector) Anchor(ctx context.Context, f *Follower) (contract.Holders, 
 	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = l.Holders(), l.TokenAccounts(), l.NonZeroAccounts()
 	doc.Method = contract.HoldersMethodGPA
 	if err := f.Anchor(session, l); err != nil {
+		if errors.Is(err, ErrNotFollowing) {
+			return doc, err // the enumeration's figures stand as such
+		}
 		return contract.Holders{}, err
 	}
 	return doc, nil
@@ -402,6 +440,7 @@ func (c *Collector) resolveProgram(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	c.program = p
 	c.mu.Unlock()
+	c.programResolved()
 	c.log.Info("token program detected", "program", p)
 	return p, nil
 }

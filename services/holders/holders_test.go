@@ -524,6 +524,11 @@ func TestConfig(t *testing.T) {
 		"HOLDERS_CROSSCHECK_EVERY":                func(c *holders.Config) { c.CrossCheckEvery = 0 },
 		"HOLDERS_CROSSCHECK_CHURN_FLOOR":          func(c *holders.Config) { c.CrossCheckChurnFloor = -1 },
 		"HOLDERS_CROSSCHECK_CHURN_PER_1000_SLOTS": func(c *holders.Config) { c.CrossCheckChurnPer1000Slots = -1 },
+		"HOLDERS_WS_URL":                          func(c *holders.Config) { c.WSURL = "https://node.example/?api-key=k" },
+		"HOLDERS_WS_SILENCE":                      func(c *holders.Config) { c.WSSilence = c.WSPing },
+		"HOLDERS_WS_BACKOFF_MAX":                  func(c *holders.Config) { c.WSBackoffMax = c.WSBackoff / 2 },
+		"HOLDERS_PUBLISH_INTERVAL":                func(c *holders.Config) { c.PublishInterval = time.Millisecond },
+		"HOLDERS_RESYNC":                          func(c *holders.Config) { c.Resync = 0 },
 	} {
 		c := holders.DefaultConfig()
 		mut(&c)
@@ -540,7 +545,9 @@ func TestConfig(t *testing.T) {
 	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
 		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
 		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20, CrossCheckMethod: contract.HoldersMethodGPA, CrossCheckEvery: 4,
-		CrossCheckChurnFloor: 5, CrossCheckChurnPer1000Slots: 500}) {
+		CrossCheckChurnFloor: 5, CrossCheckChurnPer1000Slots: 500,
+		PublishInterval: 2 * time.Second, Resync: 6 * time.Hour, WSPing: 10 * time.Second, WSSilence: 30 * time.Second,
+		WSBackoff: time.Second, WSBackoffMax: time.Minute}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 	mem := store.NewMemory()
@@ -549,6 +556,13 @@ func TestConfig(t *testing.T) {
 		config.Token{Mint: classicMint}, holders.DefaultConfig(), collector.Deps{Store: store.New(mem, classicMint)})
 	if err == nil || !strings.Contains(err.Error(), "HOLDERS_METHOD") {
 		t.Errorf("bad method: %v", err)
+	}
+	live := holders.DefaultConfig()
+	live.Live = true
+	_, err = holders.New(config.Common{SolanaRPCURL: "http://127.0.0.1:1", HoldersMethod: contract.HoldersMethodDAS},
+		config.Token{Mint: classicMint}, live, collector.Deps{Store: store.New(mem, classicMint)})
+	if err == nil || !strings.Contains(err.Error(), "HOLDERS_LIVE") || !strings.Contains(err.Error(), "HOLDERS_METHOD=getProgramAccounts") {
+		t.Errorf("live with das: %v", err)
 	}
 }
 

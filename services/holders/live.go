@@ -30,8 +30,10 @@ type Live struct {
 	nonZero  uint64
 	maxBytes int64
 
-	anchor uint64 // the enumeration's slot
-	slot   uint64 // the slot the count is exact at
+	anchor  uint64 // the enumeration's slot
+	slot    uint64 // the slot the count is exact at
+	applied uint64 // notifications applied after the anchor
+	seeded  uint64 // accounts of the enumeration
 }
 
 // NewLive returns an empty tally anchored at slot, the context slot of
@@ -42,7 +44,18 @@ func NewLive(slot uint64) *Live {
 
 // anchorAt sets the slot of the enumeration that seeded the tally (the
 // oldest of its queries'), once it is known.
-func (l *Live) anchorAt(slot uint64) { l.anchor, l.slot = slot, slot }
+func (l *Live) anchorAt(slot uint64) {
+	l.anchor, l.slot, l.seeded = slot, slot, uint64(l.accounts.len())
+}
+
+// Anchor is the slot of the enumeration that seeded the tally.
+func (l *Live) Anchor() uint64 { return l.anchor }
+
+// Applied is the number of notifications applied after the anchor.
+func (l *Live) Applied() uint64 { return l.applied }
+
+// Seeded is the number of token accounts of the enumeration.
+func (l *Live) Seeded() uint64 { return l.seeded }
 
 // Limit bounds the tally's memory (Bytes) at maxBytes; 0: unbounded.
 func (l *Live) Limit(maxBytes int64) { l.maxBytes = maxBytes }
@@ -95,6 +108,7 @@ func (l *Live) Apply(slot uint64, account, owner *Owner, amount uint64) (bool, e
 		return false, err
 	}
 	l.slot = slot
+	l.applied++
 	return l.holders != before, nil
 }
 

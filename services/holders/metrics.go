@@ -2,6 +2,7 @@ package holders
 
 import (
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +29,14 @@ type metrics struct {
 	crossVerdict *prometheus.GaugeVec
 	// crossDifference is |primary − secondary| of the last cross-check.
 	crossDifference prometheus.Gauge
+	// live is 1 while the published count is live (HOLDERS_LIVE);
+	// liveSub is 1 for the subscription's state; liveNotes counts the
+	// notifications taken; resyncDifference is the last resync's.
+	live             prometheus.Gauge
+	liveSub          *prometheus.GaugeVec
+	liveNotes        prometheus.Counter
+	resyncs          *prometheus.CounterVec
+	resyncDifference prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -55,10 +64,52 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		crossDifference: g("holders_crosscheck_difference",
 			"Holders the two counts of the last cross-check differ by."),
 	}
+	m.live = g("holders_live",
+		"1 while the published holder count is live (HOLDERS_LIVE: anchored on an enumeration and kept exact by the token program's notifications), 0 otherwise.")
+	m.liveSub = f.NewGaugeVec(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "holders_live_subscription",
+		Help: "1 for the state (connecting, connected, unsupported) of the holders collector's programSubscribe subscription, 0 for the others; all 0 without HOLDERS_LIVE."}, []string{"state"})
+	m.liveNotes = f.NewCounter(prometheus.CounterOpts{Namespace: ops.Namespace, Name: "holders_live_notifications_total",
+		Help: "programNotification messages taken by the live holder count."})
+	m.resyncs = f.NewCounterVec(prometheus.CounterOpts{Namespace: ops.Namespace, Name: "holders_live_resyncs_total",
+		Help: "Resyncs of the live holder count, by whether the live and the enumerated counts agreed at the same slot (agreed: true or false)."}, []string{"agreed"})
+	m.resyncDifference = g("holders_live_resync_difference",
+		"Holders the live count and the enumeration of the last resync differed by (0 when they agreed).")
 	for _, v := range contract.HoldersVerdicts {
 		m.crossVerdict.WithLabelValues(v).Set(0)
 	}
+	for _, s := range liveSubStates {
+		m.liveSub.WithLabelValues(s).Set(0)
+	}
+	m.resyncs.WithLabelValues("true")
+	m.resyncs.WithLabelValues("false")
 	return m
+}
+
+var liveSubStates = []string{contract.SubscriptionConnecting, contract.SubscriptionConnected, contract.SubscriptionUnsupported}
+
+// liveState sets the subscription's state (when state is not "") and
+// whether the published count is live.
+func (m *metrics) liveState(state string, live bool) {
+	if state != "" {
+		for _, s := range liveSubStates {
+			v := 0.0
+			if s == state {
+				v = 1
+			}
+			m.liveSub.WithLabelValues(s).Set(v)
+		}
+	}
+	v := 0.0
+	if live {
+		v = 1
+	}
+	m.live.Set(v)
+}
+
+// resynced records a resync's comparison.
+func (m *metrics) resynced(r contract.HoldersResync) {
+	m.resyncs.WithLabelValues(strconv.FormatBool(r.Agreed)).Inc()
+	m.resyncDifference.Set(float64(absDiff(r.Live, r.Enumerated)))
 }
 
 // crossChecked records a cross-check.

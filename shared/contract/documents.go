@@ -220,6 +220,10 @@ type OfficialPair struct {
 const (
 	HoldersMethodGPA = "getProgramAccounts"
 	HoldersMethodDAS = "das"
+	// HoldersMethodLive is a count that follows the token program's
+	// notifications on top of a getProgramAccounts enumeration
+	// (Holders.Live says which and when).
+	HoldersMethodLive = "live"
 )
 
 // Holders is the holders domain document, written by the holders collector.
@@ -243,8 +247,12 @@ type Holders struct {
 	// nil when none is configured (crosscheck_holders.go).
 	CrossCheck *HoldersCheck `json:"cross_check,omitempty"`
 	// Warnings carries WarnHoldersSourcesDisagree while the last
-	// cross-check disagrees.
+	// cross-check disagrees, WarnHoldersLiveDiffered while the last
+	// resync of a live count found a difference.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// Live is set when Method is HoldersMethodLive: the enumeration the
+	// count is anchored on, and the last resync (holders_live.go).
+	Live *HoldersLive `json:"live,omitempty"`
 }
 
 // Error kinds of a failed run, in status records and metrics.

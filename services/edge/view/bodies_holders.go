@@ -4,6 +4,7 @@ package view
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,55 @@ type holdersBody struct {
 	// without one (crosscheck_holders.go).
 	CrossCheck *holdersCheckBody  `json:"cross_check"`
 	Warnings   []contract.Warning `json:"warnings"`
-	UpdatedAt  string             `json:"updated_at"`
-	Stale      bool               `json:"stale"`
+	// Live describes a live count (method live): its anchor and last
+	// resync; null for an enumeration's count.
+	Live      *holdersLiveBody `json:"live"`
+	UpdatedAt string           `json:"updated_at"`
+	Stale     bool             `json:"stale"`
+}
+
+// holdersLiveBody is a stored contract.HoldersLive as served.
+type holdersLiveBody struct {
+	AnchorMethod        string             `json:"anchor_method"`
+	AnchorSlot          uint64             `json:"anchor_slot"`
+	AnchoredAt          string             `json:"anchored_at"`
+	AnchorTokenAccounts uint64             `json:"anchor_token_accounts"`
+	Notifications       uint64             `json:"notifications"`
+	NextResyncAt        string             `json:"next_resync_at"`
+	Resync              *holdersResyncBody `json:"resync"`
+}
+
+type holdersResyncBody struct {
+	Agreed     bool   `json:"agreed"`
+	Live       uint64 `json:"live"`
+	Enumerated uint64 `json:"enumerated"`
+	Slot       uint64 `json:"slot"`
+	CheckedAt  string `json:"checked_at"`
+}
+
+// holdersLive renders a live count's description; nil (null) for an
+// enumeration's count.
+func holdersLive(h *contract.Holders) *holdersLiveBody {
+	l := h.Live
+	if l == nil || h.Method != contract.HoldersMethodLive {
+		return nil
+	}
+	b := &holdersLiveBody{AnchorMethod: l.AnchorMethod, AnchorSlot: l.AnchorSlot, AnchoredAt: answer.FormatTime(l.AnchoredAt),
+		AnchorTokenAccounts: l.AnchorTokenAccounts, Notifications: l.Notifications, NextResyncAt: answer.FormatTime(l.NextResyncAt)}
+	if r := l.Resync; r != nil {
+		b.Resync = &holdersResyncBody{Agreed: r.Agreed, Live: r.Live, Enumerated: r.Enumerated, Slot: r.Slot, CheckedAt: answer.FormatTime(r.CheckedAt)}
+	}
+	return b
+}
+
+// holdersLiveProblem is /api/status's problem of a live count whose last
+// resync found a difference, "" otherwise.
+func holdersLiveProblem(h *contract.Holders) string {
+	if h == nil || h.Method != contract.HoldersMethodLive || h.Live == nil || h.Live.Resync == nil || h.Live.Resync.Agreed {
+		return ""
+	}
+	r := h.Live.Resync
+	return fmt.Sprintf("holders: the live count differed at its resync (live %d, enumerated %d at slot %d)", r.Live, r.Enumerated, r.Slot)
 }
 
 func (r *renderer) holders() *answer.Answer {
@@ -58,7 +106,7 @@ func (r *renderer) holders() *answer.Answer {
 		NonZeroAccounts: h.NonZeroAccounts, Method: h.Method, Queries: q, Slot: h.Slot,
 		DurationSeconds: json.Number(strconv.FormatFloat(max(h.DurationSeconds, 0), 'f', 3, 64)),
 		Source:          r.st.Docs[contract.DomainHolders].Env.Source,
-		CrossCheck:      r.holdersCheck(h), Warnings: r.holdersWarnings(h),
+		CrossCheck:      r.holdersCheck(h), Warnings: r.holdersWarnings(h), Live: holdersLive(h),
 		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}, in)
 }
 

@@ -244,6 +244,9 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	if p := holdersCheckProblem(st.Holders()); p != "" {
 		problem(p)
 	}
+	if p := holdersLiveProblem(st.Holders()); p != "" {
+		problem(p)
+	}
 
 	sort.Strings(b.Problems)
 	switch {

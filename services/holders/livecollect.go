@@ -1,0 +1,324 @@
+package holders
+
+// The collector's live count (HOLDERS_LIVE, issue 36): one PubSub socket
+// to the holders node, subscribed to the mint's token accounts
+// (programSubscribe, with the enumeration's filters and commitment), feeds
+// a Follower; the holders job's poll anchors it on a getProgramAccounts
+// enumeration (Collector.Anchor) and, once anchored, publishes the count
+// it keeps without reading the node. A publisher pokes the job at most
+// every HOLDERS_PUBLISH_INTERVAL while the count changes; HOLDERS_REFRESH
+// still writes the document when nothing does.
+//
+// A socket that ends (dropped, silent, an unreadable notification, a slot
+// that goes back) ends the live count: the poll it pokes enumerates as
+// without a subscription (method getProgramAccounts) or, once the next
+// socket is subscribed, anchors the count again. Every HOLDERS_RESYNC an
+// enumeration re-anchors it and the two counts are compared at the same
+// slot (Follower.Begin); a difference is published as a warning and the
+// next resync comes after HOLDERS_REFRESH.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/pubsub"
+)
+
+// maxBuffered bounds the notifications buffered during an enumeration
+// that anchors the count (88 bytes each: 200,000 is about 17 MiB, three
+// minutes of 1,000 changes a second).
+const maxBuffered = 200_000
+
+// maxNotification bounds one PubSub message: a token account
+// notification is under 1 KiB, a Token-2022 account with extensions a
+// few.
+const maxNotification = 64 << 10
+
+// liveCount is the collector's live state.
+type liveCount struct {
+	url config.Secret
+	f   *Follower
+	// programKnown is closed once the token program is resolved: the
+	// subscription needs it.
+	programKnown chan struct{}
+	knownOnce    sync.Once
+
+	mu         sync.Mutex
+	anchoredAt time.Time // when the current anchor's enumeration started
+	// anchorSeconds is how long that enumeration took.
+	anchorSeconds float64
+	nextResync    time.Time
+	lastResync    *contract.HoldersResync // the last resync seen by a poll
+	sub           contract.LedgerSubscription
+}
+
+func (c *Collector) initLive(common config.Common) {
+	if !c.cfg.Live {
+		return
+	}
+	u := c.cfg.WSURL
+	if u == "" {
+		u = config.DeriveWS(common.HoldersRPC())
+	}
+	c.live = &liveCount{url: u, programKnown: make(chan struct{}),
+		sub: contract.LedgerSubscription{Node: 1, State: contract.SubscriptionConnecting, Since: time.Now().UTC()}}
+	if c.program != "" {
+		c.live.knownOnce.Do(func() { close(c.live.programKnown) })
+	}
+	c.metrics.liveState(contract.SubscriptionConnecting, false)
+	c.runner.SetSubscriptions([]contract.LedgerSubscription{c.live.sub})
+}
+
+// programResolved tells the live count the program is known.
+func (c *Collector) programResolved() {
+	if c.live != nil {
+		c.live.knownOnce.Do(func() { close(c.live.programKnown) })
+	}
+}
+
+// runLive keeps the subscription and the publisher until ctx ends.
+func (c *Collector) runLive(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-c.live.programKnown:
+	}
+	c.mu.Lock()
+	program := c.program
+	c.mu.Unlock()
+	c.live.f = NewFollower(mustOwner(c.mint), program, c.cfg.MaxMemoryBytes, maxBuffered)
+	var wg sync.WaitGroup
+	wg.Go(func() { c.subscribe(ctx, program) })
+	wg.Go(func() { c.publish(ctx) })
+	wg.Wait()
+}
+
+// follower is the live count's follower, nil before the program is known.
+func (c *Collector) follower() *Follower {
+	if c.live == nil {
+		return nil
+	}
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	return c.live.f
+}
+
+// subscribe keeps the socket: programSubscribe with the enumeration's
+// filters (Token-2022's accounts by the mint alone: a subscription takes
+// one filter set), base64 (only the first 72 bytes are read) and the
+// reads' commitment, so that notifications and enumerations see one
+// ledger.
+func (c *Collector) subscribe(ctx context.Context, program string) {
+	filters := []any{memcmpFilter{memcmp{Offset: 0, Bytes: c.mint}}}
+	if program == contract.ProgramIDToken {
+		filters = append([]any{dataSizeFilter{tokenAccountLen}}, filters...)
+	}
+	cfg := pubsub.Config{URL: c.live.url, Ping: c.cfg.WSPing, Silence: c.cfg.WSSilence,
+		Backoff: c.cfg.WSBackoff, BackoffMax: c.cfg.WSBackoffMax, MaxMessage: maxNotification}
+	req := pubsub.Request{Method: "programSubscribe", Params: []any{program,
+		map[string]any{"encoding": "base64", "commitment": c.cfg.Commitment, "filters": filters}}}
+	f := c.live.f
+	pubsub.Keep(ctx, cfg, req, pubsub.Hooks{
+		State: func(state string, cause error) {
+			if state == contract.SubscriptionConnected {
+				f.Connected()
+			} else {
+				f.Lost()
+			}
+			c.subState(ctx, state, cause)
+			c.runner.Poke(contract.DomainHolders) // anchor, or leave the live count
+		},
+		Reconnect: func() {
+			c.live.mu.Lock()
+			c.live.sub.Reconnects++
+			c.live.mu.Unlock()
+		},
+		Notification: func(msg []byte, _ uint64) error {
+			err := f.Notify(msg)
+			if err == nil {
+				c.metrics.liveNotes.Inc()
+			} else {
+				c.log.Warn("holders subscription: the live count stops until the next anchor", "error", c.runner.Redactor.Redact(err.Error()))
+			}
+			return err
+		},
+	})
+}
+
+// subState records the subscription's state in the status record.
+func (c *Collector) subState(ctx context.Context, state string, cause error) {
+	c.live.mu.Lock()
+	changed := c.live.sub.State != state
+	if changed {
+		c.live.sub.State, c.live.sub.Since = state, time.Now().UTC()
+	}
+	if cause != nil {
+		c.live.sub.Error = collector.Clip(c.runner.Redactor.Redact(cause.Error()))
+	} else if state == contract.SubscriptionConnected {
+		c.live.sub.Error = ""
+	}
+	rec := c.live.sub
+	c.live.mu.Unlock()
+	c.metrics.liveState(state, false)
+	if !changed {
+		c.runner.SetSubscriptions([]contract.LedgerSubscription{rec})
+		return
+	}
+	c.log.Info("holders subscription", "state", state, "error", c.runner.Redactor.Redact(errText(cause)))
+	c.runner.WriteSubscriptions(ctx, []contract.LedgerSubscription{rec})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// publish pokes the holders job at most every HOLDERS_PUBLISH_INTERVAL
+// while the live count changed, a resync's comparison can be made or a
+// resync is due.
+func (c *Collector) publish(ctx context.Context) {
+	t := time.NewTicker(c.cfg.PublishInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		c.live.mu.Lock()
+		resync := !c.live.anchoredAt.IsZero() && !now.Before(c.live.nextResync)
+		c.live.mu.Unlock()
+		if c.live.f.Due(now) || (resync && c.live.f.Following()) {
+			c.runner.Poke(contract.DomainHolders)
+		}
+	}
+}
+
+// pollLive is the holders poll with a live count: the count when it is
+// live and no resync is due, else an anchor (a resync when live). ok is
+// false when the poll must enumerate as without a subscription (none is
+// subscribed); enumerated says whether it read the enumeration.
+func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enumerated bool, err error) {
+	f := c.follower()
+	if f == nil {
+		return collector.Result{}, false, false, nil
+	}
+	now := time.Now()
+	c.live.mu.Lock()
+	due := !now.Before(c.live.nextResync)
+	c.live.mu.Unlock()
+	if lc, _, live := f.Take(); live && !due {
+		return c.liveResult(lc), true, false, nil
+	}
+	if !f.Subscribed() {
+		c.metrics.liveState("", false)
+		return collector.Result{}, false, false, nil
+	}
+	doc, err := c.Anchor(ctx, f)
+	if err != nil {
+		f.EndResync()
+		if lc, _, live := f.Take(); live { // a resync that failed: the live count goes on
+			c.log.Warn("holders resync failed; the live count goes on", "error", c.runner.Redactor.Redact(err.Error()))
+			c.live.mu.Lock()
+			c.live.nextResync = now.Add(c.timing().Refresh)
+			c.live.mu.Unlock()
+			return c.liveResult(lc), true, false, nil
+		}
+		c.metrics.liveState("", false)
+		if errors.Is(err, ErrNotFollowing) && doc.TokenAccounts > 0 {
+			// The socket ended during the enumeration: its count stands
+			// as an enumeration's.
+			return c.enumerationResult(doc, now), true, true, nil
+		}
+		return collector.Result{}, true, true, err
+	}
+	c.metrics.done(doc, time.Since(now))
+	c.live.mu.Lock()
+	c.live.anchoredAt, c.live.nextResync = now.UTC(), now.Add(c.cfg.Resync)
+	c.live.anchorSeconds = float64(time.Since(now).Round(time.Millisecond)) / float64(time.Second)
+	c.live.mu.Unlock()
+	c.log.Info("holders anchored", "holders", doc.Holders, "token_accounts", doc.TokenAccounts, "slot", doc.Slot,
+		"duration", time.Since(now).String())
+	lc, _, live := f.Take()
+	if !live {
+		return c.enumerationResult(doc, now), true, true, nil
+	}
+	return c.liveResult(lc), true, true, nil
+}
+
+// liveResult is the document of the live count lc.
+func (c *Collector) liveResult(lc LiveCount) collector.Result {
+	c.live.mu.Lock()
+	if r := lc.Resync; r != nil && r != c.live.lastResync {
+		c.live.lastResync = r
+		c.metrics.resynced(*r)
+		level := c.log.Info
+		if !r.Agreed {
+			level = c.log.Warn
+			// A difference is checked again soon, not in HOLDERS_RESYNC.
+			if soon := r.CheckedAt.Add(c.timing().Refresh); soon.Before(c.live.nextResync) {
+				c.live.nextResync = soon
+			}
+		}
+		level("holders resync compared", "agreed", r.Agreed, "live", r.Live, "enumerated", r.Enumerated, "slot", r.Slot)
+	}
+	doc := contract.Holders{Holders: lc.Holders, TokenAccounts: lc.TokenAccounts, NonZeroAccounts: lc.NonZeroAccounts,
+		Method: contract.HoldersMethodLive, Queries: []string{}, Slot: lc.Slot, DurationSeconds: c.live.anchorSeconds,
+		Live: &contract.HoldersLive{AnchorMethod: contract.HoldersMethodGPA, AnchorSlot: lc.Anchor, AnchoredAt: c.live.anchoredAt,
+			AnchorTokenAccounts: lc.Seeded, Notifications: lc.Applied, NextResyncAt: c.live.nextResync.UTC(), Resync: lc.Resync}}
+	c.live.mu.Unlock()
+	if program, _ := c.knownProgram(); program != "" {
+		for _, q := range queries(program, c.mint) {
+			doc.Queries = append(doc.Queries, q.describe)
+		}
+	}
+	if r := lc.Resync; r != nil && !r.Agreed {
+		doc.Warnings = []contract.Warning{{Code: contract.WarnHoldersLiveDiffered,
+			Message: resyncReason(*r)}}
+	}
+	c.metrics.liveState("", true)
+	src := contract.Source{Name: contract.UpstreamSolanaRPC, Method: contract.HoldersMethodLive, Slot: lc.Slot, Commitment: c.cfg.Commitment}
+	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}
+}
+
+// enumerationResult is the document of an enumeration made to anchor a
+// count that did not become live.
+func (c *Collector) enumerationResult(doc contract.Holders, started time.Time) collector.Result {
+	doc.DurationSeconds = float64(time.Since(started).Round(time.Millisecond)) / float64(time.Second)
+	src := contract.Source{Name: contract.UpstreamSolanaRPC, Method: contract.HoldersMethodGPA, Slot: doc.Slot, Commitment: c.cfg.Commitment}
+	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}
+}
+
+// resyncReason says a resync's difference in words.
+func resyncReason(r contract.HoldersResync) string {
+	return fmt.Sprintf("the live holder count (%d) differed from the enumeration that re-anchored it (%d) at slot %d; the enumeration's count is published and followed from there",
+		r.Live, r.Enumerated, r.Slot)
+}
+
+// knownProgram is the resolved token program, "" before it is known.
+func (c *Collector) knownProgram() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.program, c.program != ""
+}
+
+// timing is the holders domain's timing.
+func (c *Collector) timing() contract.Timing { return c.runner.Jobs[0].Timing }
+
+// mustOwner decodes a mint already checked by New.
+func mustOwner(mint string) Owner {
+	var o Owner
+	if err := decodeAddress(mint, &o); err != nil {
+		panic("holders: mint checked by New does not decode: " + err.Error())
+	}
+	return o
+}

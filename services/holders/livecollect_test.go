@@ -1,0 +1,193 @@
+package holders_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
+)
+
+// liveCollector is a holders collector with HOLDERS_LIVE on a simulator
+// node of its own (whose socket can fail), run as the binary runs it.
+type liveCollector struct {
+	*liveNode
+	node *solanasim.Node
+	fx   fixture
+	// had is every holder count the ledger had during the test.
+	had map[uint64]bool
+}
+
+func startLiveCollector(t *testing.T, tok solanasim.Token, tune func(*holders.Config)) *liveCollector {
+	t.Helper()
+	s, _ := simtest.StartTB(t, tok)
+	node := s.NewNode()
+	ctx, cancel := context.WithCancel(context.Background())
+	url, err := node.StartOn(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &liveNode{t: t, s: s, url: url, tok: tok, accts: map[string]*acct{}, program: tok.Program.ID()}
+	n.mint = mintOf(t, tok.Mint)
+	n.enumerate() // the test's record of the accounts
+	cfg := holders.DefaultConfig()
+	cfg.Live, cfg.Commitment = true, "finalized"
+	cfg.PublishInterval = 100 * time.Millisecond
+	cfg.WSPing, cfg.WSSilence = 200*time.Millisecond, 2*time.Second
+	cfg.WSBackoff, cfg.WSBackoffMax = 20*time.Millisecond, 200*time.Millisecond
+	if tune != nil {
+		tune(&cfg)
+	}
+	lc := &liveCollector{liveNode: n, node: node, fx: newCollector(t, setup{url: url, mint: tok.Mint, cfg: cfg}), had: map[uint64]bool{}}
+	lc.remember()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = lc.fx.c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return lc
+}
+
+// remember adds the ledger's holder count now to those it had.
+func (lc *liveCollector) remember() {
+	truth, _ := lc.s.Truth(lc.tok.Mint)
+	lc.had[uint64(truth.Holders)] = true
+}
+
+// change makes one holder change and remembers the count it left.
+func (lc *liveCollector) change(ch solanasim.HolderChange, err error) {
+	lc.t.Helper()
+	lc.record(ch, err)
+	lc.remember()
+}
+
+// waitDoc waits for the published document to be method's with the
+// ledger's figures (closed: accounts closed since the anchor, which a
+// live count still counts); every document seen meanwhile must hold a
+// count the ledger had.
+func (lc *liveCollector) waitDoc(what, method string, closed int) contract.Holders {
+	lc.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var h contract.Holders
+	for {
+		doc, err := lc.fx.store.Read(context.Background(), contract.DomainHolders)
+		if err == nil {
+			h = contract.Holders{}
+			if err := doc.Decode(&h); err != nil {
+				lc.t.Fatal(err)
+			}
+			if !lc.had[h.Holders] {
+				lc.t.Fatalf("%s: published %d holders (method %s, slot %d), a count the ledger never had", what, h.Holders, h.Method, h.Slot)
+			}
+			truth, _ := lc.s.Truth(lc.tok.Mint)
+			if h.Method == method && h.Holders == uint64(truth.Holders) && h.NonZeroAccounts == uint64(truth.NonZeroAccounts) &&
+				h.TokenAccounts == uint64(truth.TokenAccounts+closed) {
+				return h
+			}
+		}
+		if time.Now().After(deadline) {
+			truth, _ := lc.s.Truth(lc.tok.Mint)
+			lc.t.Fatalf("%s: published %+v; want method %s with the ledger's %d holders, %d non-zero, %d token accounts (+%d closed)",
+				what, h, method, truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCollectorLive: with HOLDERS_LIVE the collector anchors its count on
+// its own enumeration and publishes every kind of holder change (20 of
+// each) with the ledger's figures, each within seconds and without
+// enumerating again; a count it publishes is always one the ledger had.
+// A dropped socket with changes during the gap ends the live count (the
+// next documents are enumerations'), and the next socket re-anchors it,
+// exact again.
+func TestCollectorLive(t *testing.T) {
+	for _, tok := range []solanasim.Token{classicToken(200), t22Token(200)} {
+		t.Run(tok.Program.ID(), func(t *testing.T) {
+			lc := startLiveCollector(t, tok, nil)
+			h := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+			if h.Live == nil || h.Live.AnchorSlot == 0 || h.Live.AnchorMethod != contract.HoldersMethodGPA || h.Live.AnchoredAt.IsZero() ||
+				h.Live.AnchorTokenAccounts != h.TokenAccounts || !h.Live.NextResyncAt.After(h.Live.AnchoredAt) {
+				t.Fatalf("live document: %+v", h.Live)
+			}
+			anchor := h.Live.AnchorSlot
+			r := rand.New(rand.NewPCG(7, 36))
+			closed := 0
+			positive := func(a *acct) bool { return a.amount > 0 }
+			zero := func(a *acct) bool { return a.amount == 0 }
+			kinds := []struct {
+				name string
+				do   func()
+			}{
+				{"new holder", func() { lc.change(lc.s.OpenHolder(tok.Mint, 1+r.Uint64N(1e9))) }},
+				{"holder sold out", func() { lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, positive), 0)) }},
+				{"holder back", func() { lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, zero), 1+r.Uint64N(1e9))) }},
+				{"balance moved", func() {
+					from := lc.pick(r, positive)
+					to := lc.pick(r, func(a *acct) bool { return a != lc.accts[from] })
+					lc.change(lc.s.MoveHolderBalance(tok.Mint, from, to, 1+r.Uint64N(lc.accts[from].amount)))
+				}},
+				{"account opened", func() { lc.change(lc.s.OpenHolder(tok.Mint, 0)) }},
+				{"account closed", func() { lc.change(lc.s.CloseHolderAccount(tok.Mint, lc.pick(r, zero))); closed++ }},
+			}
+			for _, k := range kinds {
+				for i := range 20 {
+					k.do()
+					lc.waitDoc(k.name+" "+string(rune('0'+i/10))+string(rune('0'+i%10)), contract.HoldersMethodLive, closed)
+				}
+			}
+			h = lc.waitDoc("after the changes", contract.HoldersMethodLive, closed)
+			if h.Live.AnchorSlot != anchor || h.Live.Notifications == 0 || h.Slot <= anchor {
+				t.Errorf("the changes re-anchored or were not notified: anchor %d (first %d), %d notifications, slot %d",
+					h.Live.AnchorSlot, anchor, h.Live.Notifications, h.Slot)
+			}
+
+			// A gap: the socket dropped while holders change.
+			lc.node.SetSocketFault(solanasim.SocketDrop)
+			for range 5 {
+				lc.change(lc.s.OpenHolder(tok.Mint, 1+r.Uint64N(1e9)))
+				lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, positive), 0))
+			}
+			// Without a socket the count is an enumeration's, exact
+			// (closed accounts are gone from it).
+			lc.waitDoc("socket dropped", contract.HoldersMethodGPA, 0)
+			lc.node.SetSocketFault(solanasim.SocketOK)
+			h = lc.waitDoc("re-anchored", contract.HoldersMethodLive, 0)
+			if h.Live.AnchorSlot <= anchor {
+				t.Errorf("re-anchored at slot %d, not after the first anchor %d", h.Live.AnchorSlot, anchor)
+			}
+			lc.change(lc.s.OpenHolder(tok.Mint, 5))
+			lc.waitDoc("a new holder after the re-anchor", contract.HoldersMethodLive, 0)
+			if !strings.Contains(lc.fx.logs.String(), "holders anchored") {
+				t.Error("no anchor logged")
+			}
+		})
+	}
+}
+
+// TestCollectorLiveResync: a resync re-anchors the live count on a new
+// enumeration and compares the two at the same slot: equal, it says
+// agreed and warns of nothing.
+func TestCollectorLiveResync(t *testing.T) {
+	tok := classicToken(150)
+	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = time.Second })
+	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+	lc.change(lc.s.OpenHolder(tok.Mint, 7))
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		h := lc.waitDoc("resynced", contract.HoldersMethodLive, 0)
+		if h.Live.Resync != nil && h.Live.AnchorSlot > first.Live.AnchorSlot {
+			if !h.Live.Resync.Agreed || h.Live.Resync.Live != h.Live.Resync.Enumerated || len(h.Warnings) != 0 {
+				t.Fatalf("resync: %+v, warnings %v", h.Live.Resync, h.Warnings)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no resync compared within 15 s: %+v", h.Live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
