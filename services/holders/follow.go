@@ -49,6 +49,7 @@ type Follower struct {
 	prev      *Live
 	compareBy time.Time
 	result    *contract.HoldersResync
+	taken     bool // a Take reported result
 }
 
 // ResyncGrace bounds how long a resync waits for the count it replaced
@@ -147,9 +148,13 @@ func (f *Follower) compareLocked(now time.Time) {
 	if f.prev == nil || f.live == nil || (f.prev.Slot() < f.live.Anchor() && now.Before(f.compareBy)) {
 		return
 	}
-	f.result = &contract.HoldersResync{Agreed: f.prev.Holders() == f.live.Holders(),
+	r := &contract.HoldersResync{Agreed: f.prev.Holders() == f.live.Holders(),
 		Live: f.prev.Holders(), Enumerated: f.live.Holders(), Slot: f.live.Slot(), CheckedAt: now.UTC()}
 	f.prev = nil
+	if r.Agreed && f.result != nil && !f.result.Agreed && !f.taken {
+		return // a difference no Take has reported yet is not hidden by a later agreement
+	}
+	f.result, f.taken = r, false
 }
 
 // Begin is called before an enumeration that is to anchor the count: it
@@ -210,6 +215,10 @@ func (f *Follower) Anchor(session uint64, l *Live) error {
 		}
 	}
 	if f.resyncing {
+		if f.prev != nil { // the last resync's comparison is still due: now
+			f.compareBy = time.Time{}
+			f.compareLocked(time.Now())
+		}
 		f.prev, f.compareBy = f.live, time.Now().Add(ResyncGrace)
 		f.resyncing = false
 	}
@@ -253,6 +262,7 @@ func (f *Follower) Take() (c LiveCount, changed, ok bool) {
 	}
 	f.compareLocked(time.Now())
 	changed, f.changed = f.changed, false
+	f.taken = f.taken || f.result != nil
 	l := f.live
 	return LiveCount{Holders: l.Holders(), NonZeroAccounts: l.NonZeroAccounts(), TokenAccounts: l.TokenAccounts(), Slot: l.Slot(),
 		Anchor: l.Anchor(), Seeded: l.Seeded(), Applied: l.Applied(), Resync: f.result, Comparing: f.prev != nil}, changed, true

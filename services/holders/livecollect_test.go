@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/holders"
 	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
@@ -190,4 +191,105 @@ func TestCollectorLiveResync(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestCollectorLiveStalledSocket: a socket that goes silent is dropped
+// after HOLDERS_WS_SILENCE and the live count with it: the changes made
+// meanwhile are published by an enumeration, and a new socket re-anchors
+// the count once the node answers again.
+func TestCollectorLiveStalledSocket(t *testing.T) {
+	tok := classicToken(150)
+	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.WSSilence = time.Second })
+	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+	lc.node.SetSocketFault(solanasim.SocketStall)
+	lc.change(lc.s.OpenHolder(tok.Mint, 11))
+	lc.change(lc.s.OpenHolder(tok.Mint, 12))
+	lc.waitDoc("socket stalled", contract.HoldersMethodGPA, 0)
+	if st := lc.fx.c.Runner().Status(); len(st.Subscriptions) != 1 || st.Subscriptions[0].State != contract.SubscriptionConnecting ||
+		!strings.Contains(st.Subscriptions[0].Error, "silent") {
+		t.Errorf("subscription record while stalled: %+v", st.Subscriptions)
+	}
+	lc.node.SetSocketFault(solanasim.SocketOK)
+	h := lc.waitDoc("re-anchored", contract.HoldersMethodLive, 0)
+	if h.Live.AnchorSlot <= first.Live.AnchorSlot {
+		t.Errorf("re-anchored at slot %d, not after %d", h.Live.AnchorSlot, first.Live.AnchorSlot)
+	}
+}
+
+// TestCollectorLiveRefused: a node that refuses programSubscribe (as
+// providers that restrict it answer: method not found) keeps the scans:
+// the count is an enumeration's, and the status record says the
+// subscription is unsupported, with the node's words and not its key.
+func TestCollectorLiveRefused(t *testing.T) {
+	tok := classicToken(120)
+	s, _ := simtest.StartTB(t, tok)
+	s.Faults().Inject("programSubscribe", fault.Fault{Kind: fault.RPCMethodNotFound})
+	node := s.NewNode()
+	ctx, cancel := context.WithCancel(context.Background())
+	url, err := node.StartOn(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url += "/?api-key=" + apiKey
+	cfg := holders.DefaultConfig()
+	cfg.Live, cfg.Commitment = true, "finalized"
+	cfg.WSBackoff, cfg.WSBackoffMax = 20*time.Millisecond, 100*time.Millisecond
+	fx := newCollector(t, setup{url: url, mint: tok.Mint, cfg: cfg})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = fx.c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := fx.c.Runner().Status()
+		doc, err := fx.store.Read(context.Background(), contract.DomainHolders)
+		if err == nil && len(st.Subscriptions) == 1 && st.Subscriptions[0].State == contract.SubscriptionUnsupported {
+			var h contract.Holders
+			if err := doc.Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+			checkTruth(t, s, tok.Mint, h)
+			if h.Method != contract.HoldersMethodGPA || h.Live != nil {
+				t.Errorf("document without a subscription: method %q, live %+v", h.Method, h.Live)
+			}
+			if e := st.Subscriptions[0].Error; e == "" || strings.Contains(e, apiKey) {
+				t.Errorf("subscription error %q: empty, or quoting the key", e)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("subscription record %+v, document %v", st.Subscriptions, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCollectorLiveResyncFindsADifference: a notification the node lost
+// without a word leaves the live count one holder short; the next resync
+// finds it at one slot, publishes the enumeration's count with the
+// difference (resync agreed false, the warning) and follows it from there.
+func TestCollectorLiveResyncFindsADifference(t *testing.T) {
+	tok := classicToken(150)
+	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = 3 * time.Second })
+	lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+	lc.s.Faults().Inject(solanasim.RouteProgramNotification, fault.Fault{Kind: fault.Lost, Times: 1})
+	lc.change(lc.s.OpenHolder(tok.Mint, 99)) // never notified
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		h := lc.waitDoc("after the resync", contract.HoldersMethodLive, 0)
+		if r := h.Live.Resync; r != nil {
+			if r.Agreed || r.Enumerated != h.Holders || r.Live+1 != r.Enumerated || r.Slot == 0 {
+				t.Fatalf("resync: %+v, published %d\n%s", r, h.Holders, lc.fx.logs.String())
+			}
+			if len(h.Warnings) != 1 || h.Warnings[0].Code != contract.WarnHoldersLiveDiffered || !strings.Contains(h.Warnings[0].Message, "differed") {
+				t.Fatalf("warnings: %+v", h.Warnings)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no resync within 15 s: %+v", h.Live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	lc.change(lc.s.OpenHolder(tok.Mint, 3))
+	lc.waitDoc("followed after the resync", contract.HoldersMethodLive, 0)
 }

@@ -46,6 +46,11 @@ import (
 // to C. NodeHide does not hide accounts from notifications (they come from
 // the slot's writes, not from the index).
 
+// RouteProgramNotification is the fault route of the notifications of
+// program subscriptions: fault.Lost (with Times) drops that many of them
+// without a word, the socket kept open.
+const RouteProgramNotification = "programNotification"
+
 // programSub is one programSubscribe.
 type programSub struct {
 	program pubkey
@@ -156,6 +161,9 @@ func (c *socket) notifyPrograms() {
 			data := ch.hs.data(&a, raw[:])
 			if !matchAll(sub.filters, data) {
 				continue
+			}
+			if f, ok := c.srv.faults.Take(RouteProgramNotification); ok && f.Kind == fault.Lost {
+				continue // lost without a word: only a resync can tell
 			}
 			slot := ch.slot
 			if slot > sub.lag {
