@@ -124,6 +124,16 @@ var scenarios = map[string]func(h *harness){
 			Message: "the live holder count (18339) differed from the enumeration that re-anchored it (18342) at slot 312345640; the enumeration's count is published and followed from there"}}
 		h.writeFrom(contract.DomainHolders, d, 2e9, contract.Source{Name: contract.UpstreamSolanaRPC, Method: contract.HoldersMethodLive,
 			Commitment: "finalized", Slot: d.Slot})
+		noted := t0.Add(-2 * time.Second)
+		for _, s := range edgetest.Statuses(t0.Add(-2e9)) {
+			if s.Collector == contract.CollectorHolders {
+				s.Subscriptions = []contract.LedgerSubscription{{Node: 1, State: contract.SubscriptionConnected,
+					Since: t0.Add(-10 * time.Minute), LastNotificationAt: &noted, LastNotificationSlot: d.Slot, Reconnects: 1}}
+			}
+			if err := h.store.WriteStatus(t0Ctx, s); err != nil {
+				h.t.Fatal(err)
+			}
+		}
 	},
 	// minted past the configured maximum supply: status degraded
 	"total-above-max": func(h *harness) {

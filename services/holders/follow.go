@@ -253,7 +253,8 @@ type LiveCount struct {
 }
 
 // Take returns the live count and whether it changed since the last
-// Take; ok is false while no count is live.
+// Take; ok is false while no count is live. Its Resync counts as
+// reported: a caller publishes what Take returns.
 func (f *Follower) Take() (c LiveCount, changed, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

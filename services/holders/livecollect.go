@@ -56,6 +56,10 @@ type liveCount struct {
 	nextResync    time.Time
 	lastResync    *contract.HoldersResync // the last resync seen by a poll
 	sub           contract.LedgerSubscription
+	// notedAt is when the last notification was taken: the status
+	// record's last_notification_at, with the live count's slot, at each
+	// publication (not at each notification: thousands a second).
+	notedAt time.Time
 }
 
 func (c *Collector) initLive(common config.Common) {
@@ -131,8 +135,12 @@ func (c *Collector) subscribe(ctx context.Context, program string) {
 			} else {
 				f.Lost()
 			}
-			c.subState(ctx, state, cause)
-			c.runner.Poke(contract.DomainHolders) // anchor, or leave the live count
+			// A new socket is anchored at once, and a live count that
+			// ended is replaced by an enumeration at once; a failed
+			// attempt to reconnect changes nothing to publish.
+			if prev := c.subState(ctx, state, cause); state == contract.SubscriptionConnected || prev == contract.SubscriptionConnected {
+				c.runner.Poke(contract.DomainHolders)
+			}
 		},
 		Reconnect: func() {
 			c.live.mu.Lock()
@@ -143,6 +151,9 @@ func (c *Collector) subscribe(ctx context.Context, program string) {
 			err := f.Notify(msg)
 			if err == nil {
 				c.metrics.liveNotes.Inc()
+				c.live.mu.Lock()
+				c.live.notedAt = time.Now()
+				c.live.mu.Unlock()
 			} else {
 				c.log.Warn("holders subscription: the live count stops until the next anchor", "error", c.runner.Redactor.Redact(err.Error()))
 			}
@@ -151,10 +162,12 @@ func (c *Collector) subscribe(ctx context.Context, program string) {
 	})
 }
 
-// subState records the subscription's state in the status record.
-func (c *Collector) subState(ctx context.Context, state string, cause error) {
+// subState records the subscription's state in the status record and
+// returns the state before.
+func (c *Collector) subState(ctx context.Context, state string, cause error) (prev string) {
 	c.live.mu.Lock()
-	changed := c.live.sub.State != state
+	prev = c.live.sub.State
+	changed := prev != state
 	if changed {
 		c.live.sub.State, c.live.sub.Since = state, time.Now().UTC()
 	}
@@ -168,10 +181,11 @@ func (c *Collector) subState(ctx context.Context, state string, cause error) {
 	c.metrics.liveState(state, false)
 	if !changed {
 		c.runner.SetSubscriptions([]contract.LedgerSubscription{rec})
-		return
+		return prev
 	}
 	c.log.Info("holders subscription", "state", state, "error", c.runner.Redactor.Redact(errText(cause)))
 	c.runner.WriteSubscriptions(ctx, []contract.LedgerSubscription{rec})
+	return prev
 }
 
 func errText(err error) string {
@@ -216,8 +230,10 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 	c.live.mu.Lock()
 	due := !now.Before(c.live.nextResync)
 	c.live.mu.Unlock()
-	if lc, _, live := f.Take(); live && !due {
-		return c.liveResult(lc), true, false, nil
+	if !due { // (when due, no Take: a resync's comparison it would make must be published)
+		if lc, _, live := f.Take(); live {
+			return c.liveResult(lc), true, false, nil
+		}
 	}
 	if !f.Subscribed() {
 		c.metrics.liveState("", false)
@@ -271,11 +287,20 @@ func (c *Collector) liveResult(lc LiveCount) collector.Result {
 		}
 		level("holders resync compared", "agreed", r.Agreed, "live", r.Live, "enumerated", r.Enumerated, "slot", r.Slot)
 	}
+	var rec []contract.LedgerSubscription
+	if !c.live.notedAt.IsZero() && lc.Applied > 0 {
+		at := c.live.notedAt.UTC()
+		c.live.sub.LastNotificationAt, c.live.sub.LastNotificationSlot = &at, lc.Slot
+		rec = []contract.LedgerSubscription{c.live.sub}
+	}
 	doc := contract.Holders{Holders: lc.Holders, TokenAccounts: lc.TokenAccounts, NonZeroAccounts: lc.NonZeroAccounts,
 		Method: contract.HoldersMethodLive, Queries: []string{}, Slot: lc.Slot, DurationSeconds: c.live.anchorSeconds,
 		Live: &contract.HoldersLive{AnchorMethod: contract.HoldersMethodGPA, AnchorSlot: lc.Anchor, AnchoredAt: c.live.anchoredAt,
 			AnchorTokenAccounts: lc.Seeded, Notifications: lc.Applied, NextResyncAt: c.live.nextResync.UTC(), Resync: lc.Resync}}
 	c.live.mu.Unlock()
+	if rec != nil {
+		c.runner.SetSubscriptions(rec) // written with this poll's status record
+	}
 	if program, _ := c.knownProgram(); program != "" {
 		for _, q := range queries(program, c.mint) {
 			doc.Queries = append(doc.Queries, q.describe)

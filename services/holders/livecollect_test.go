@@ -145,6 +145,10 @@ func TestCollectorLive(t *testing.T) {
 				t.Errorf("the changes re-anchored or were not notified: anchor %d (first %d), %d notifications, slot %d",
 					h.Live.AnchorSlot, anchor, h.Live.Notifications, h.Slot)
 			}
+			if st := lc.fx.c.Runner().Status(); len(st.Subscriptions) != 1 || st.Subscriptions[0].State != contract.SubscriptionConnected ||
+				st.Subscriptions[0].LastNotificationAt == nil || st.Subscriptions[0].LastNotificationSlot != h.Slot {
+				t.Errorf("subscription record: %+v (document slot %d)", st.Subscriptions, h.Slot)
+			}
 
 			// A gap: the socket dropped while holders change.
 			lc.node.SetSocketFault(solanasim.SocketDrop)

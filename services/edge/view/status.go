@@ -49,6 +49,11 @@ type statusChecks struct {
 	// holds none). Informational: a subscription down never makes the
 	// service degraded, since polling goes on.
 	LedgerSubscriptions *subscriptionsCheck `json:"ledger_subscriptions"`
+	// HoldersSubscription is the holders collector's programSubscribe
+	// subscription of a live count (HOLDERS_LIVE), as node 1; null
+	// without one. Informational too: without it the count is
+	// enumerated, and /api/holders says so.
+	HoldersSubscription *subscriptionsCheck `json:"holders_subscription"`
 	// Signing says whether answers are signed, and with which key.
 	Signing          signingCheck          `json:"signing"`
 	MarketAggregator marketAggregatorCheck `json:"market_aggregator"`
@@ -228,6 +233,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	ledger, ledgerProblems := crosscheck.LedgerNodes(statuses[contract.CollectorSupply], in.Redact)
 	b.Checks.LedgerNodes = ledger
 	b.Checks.LedgerSubscriptions = in.subscriptionsCheck(statuses[contract.CollectorSupply])
+	b.Checks.HoldersSubscription = in.subscriptionsCheck(statuses[contract.CollectorHolders])
 	b.Checks.Signing = in.signingCheck()
 	for _, p := range ledgerProblems {
 		problem(p)
