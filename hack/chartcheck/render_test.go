@@ -610,6 +610,9 @@ func TestConditionals(t *testing.T) {
 			if _, ok := env(t, s, "t-tokendata-holders", "HOLDERS_CROSSCHECK_RPC_URL"); ok {
 				t.Error("holders: HOLDERS_CROSSCHECK_RPC_URL set without holdersCrosscheckUrlKey (no cross-check is the default)")
 			}
+			if _, ok := env(t, s, "t-tokendata-holders", "HOLDERS_WS_URL"); ok {
+				t.Error("holders: HOLDERS_WS_URL set without holdersWsUrlKey (derived from the RPC URL is the default)")
+			}
 			for _, c := range []string{"edge", "market"} {
 				if _, ok := env(t, s, "t-tokendata-"+c, "SOLANA_RPC_URL"); ok {
 					t.Errorf("%s gets the RPC URL", c)
@@ -636,6 +639,22 @@ func TestConditionals(t *testing.T) {
 					if strings.Contains(k, "HOLDERS_CROSSCHECK") || strings.Contains(v, "HOLDERS_CROSSCHECK_RPC_URL") || strings.Contains(v, "holders-second") {
 						t.Errorf("ConfigMap %s key %s names the second holder source", o.Typed.(*corev1.ConfigMap).Name, k)
 					}
+				}
+			}
+		}},
+		{"rpc secret with the holders node's PubSub URL", []string{"--set", "upstreams.rpc.existingSecret=rpc",
+			"--set", "upstreams.rpc.holdersWsUrlKey=holders-ws"}, func(t *testing.T, s Set) {
+			e, ok := env(t, s, "t-tokendata-holders", "HOLDERS_WS_URL")
+			if !ok || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+				e.ValueFrom.SecretKeyRef.Name != "rpc" || e.ValueFrom.SecretKeyRef.Key != "holders-ws" {
+				t.Fatalf("holders: HOLDERS_WS_URL %+v, want the Secret rpc's key holders-ws", e)
+			}
+			if o := e.ValueFrom.SecretKeyRef.Optional; o != nil && *o {
+				t.Error("holders: HOLDERS_WS_URL optional: a named key that is missing would fall back to the derived URL unseen")
+			}
+			for _, c := range []string{"edge", "supply", "market"} {
+				if _, ok := env(t, s, "t-tokendata-"+c, "HOLDERS_WS_URL"); ok {
+					t.Errorf("%s gets HOLDERS_WS_URL", c)
 				}
 			}
 		}},
@@ -846,6 +865,8 @@ func TestRefusalsSay(t *testing.T) {
 			"cache.drainDelaySeconds (30) must be below cache.terminationGracePeriodSeconds (30)"},
 		{"second holder source without the RPC Secret", []string{"--set", "upstreams.rpc.holdersCrosscheckUrlKey=holders-second"},
 			"upstreams.rpc.holdersCrosscheckUrlKey is set without upstreams.rpc.existingSecret"},
+		{"holders PubSub URL without the RPC Secret", []string{"--set", "upstreams.rpc.holdersWsUrlKey=holders-ws"},
+			"upstreams.rpc.holdersWsUrlKey is set without upstreams.rpc.existingSecret"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,9 @@ package holders_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -302,4 +305,95 @@ func (fw *follow) pickAny() string {
 	}
 	fw.t.Fatal("no account with a balance")
 	return ""
+}
+
+// note is a programNotification of mint's token account acct (owner,
+// amount) at slot, as a node sends it.
+func note(t *testing.T, mint holders.Owner, acct, owner byte, amount, slot uint64) []byte {
+	t.Helper()
+	data := make([]byte, 165)
+	copy(data, mint[:])
+	data[32] = owner
+	binary.LittleEndian.PutUint64(data[64:], amount)
+	var a holders.Owner
+	a[0], a[1] = 0xAC, acct
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "programNotification", "params": map[string]any{
+		"subscription": 1, "result": map[string]any{"context": map[string]any{"slot": slot}, "value": map[string]any{
+			"pubkey": base58.Encode(a[:]), "account": map[string]any{"data": []string{base64.StdEncoding.EncodeToString(data), "base64"},
+				"owner": contract.ProgramIDToken, "lamports": 2039280, "executable": false, "space": 165}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// seeded is a tally of n accounts, each of its own owner holding 1, at
+// slot, as an enumeration seeds it.
+func seeded(t *testing.T, f *holders.Follower, n int, slot uint64) *holders.Live {
+	t.Helper()
+	l := f.Tally(slot)
+	for i := range n {
+		var a, o holders.Owner
+		a[0], a[1] = 0xAC, byte(i)
+		o[0] = byte(i)
+		if err := l.Seed(&a, &o, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
+
+// TestFollowerResyncComparisons: a resync compares the count it replaces
+// with the new one once the old has reached the new one's slot; one whose
+// comparison is still due when the next resync anchors is compared then;
+// and a difference no Take has reported is not hidden by a later
+// agreement.
+func TestFollowerResyncComparisons(t *testing.T) {
+	var mint holders.Owner
+	mint[0] = 7
+	f := holders.NewFollower(mint, contract.ProgramIDToken, 0, 100)
+	f.Connected()
+	session, _ := f.Begin()
+	if err := f.Anchor(session, seeded(t, f, 10, 100)); err != nil {
+		t.Fatal(err)
+	}
+	// A resync whose enumeration (slot 105) saw a new holder the live
+	// count was never told of: its notification was lost.
+	session, _ = f.Begin()
+	if err := f.Anchor(session, seeded(t, f, 11, 105)); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := f.Take(); c.Resync != nil || !c.Comparing || c.Holders != 11 {
+		t.Fatalf("before the old count reached slot 105: %+v", c)
+	}
+	// Before any notification reaches slot 105, the next resync anchors:
+	// the due comparison is made then, and the new one (equal) after it.
+	session, _ = f.Begin()
+	if err := f.Anchor(session, seeded(t, f, 11, 106)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Notify(note(t, mint, 200, 200, 5, 107)); err != nil { // a new holder, both counts told
+		t.Fatal(err)
+	}
+	c, _, _ := f.Take()
+	if r := c.Resync; r == nil || r.Agreed || r.Live != 10 || r.Enumerated != 11 || c.Holders != 12 {
+		t.Fatalf("the lost notification's difference: %+v (resync %+v)", c, c.Resync)
+	}
+	// Reported, it gives way to the next comparison.
+	session, _ = f.Begin()
+	l := seeded(t, f, 11, 108)
+	a, o := holders.Owner{0xAC, 200}, holders.Owner{200}
+	if err := l.Seed(&a, &o, 5); err != nil { // the holder of slot 107
+		t.Fatal(err)
+	}
+	if err := f.Anchor(session, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Notify(note(t, mint, 201, 201, 5, 109)); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ = f.Take()
+	if r := c.Resync; r == nil || !r.Agreed {
+		t.Fatalf("a resync that agrees after a reported difference: %+v", r)
+	}
 }

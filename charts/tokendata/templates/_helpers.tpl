@@ -83,6 +83,9 @@ rendered: each fails the render with what to change.
 {{- if and .holdersCrosscheckUrlKey (not .existingSecret) -}}
 {{- fail "upstreams.rpc.holdersCrosscheckUrlKey is set without upstreams.rpc.existingSecret: the second holder source's URL carries a key, so it is read from that Secret only; name the Secret" -}}
 {{- end -}}
+{{- if and .holdersWsUrlKey (not .existingSecret) -}}
+{{- fail "upstreams.rpc.holdersWsUrlKey is set without upstreams.rpc.existingSecret: the holders node's PubSub URL carries a key, so it is read from that Secret only; name the Secret" -}}
+{{- end -}}
 {{- end -}}
 {{- with .Values.signing -}}
 {{- if and .previousKey (not .existingSecret) -}}
@@ -331,7 +334,8 @@ the kubelet's $(VAR) expansion, so no URL is ever a value), or one key
 holding the list (solanaUrlsKey); the supply collector's PubSub URLs from
 wsUrlsKey (SOLANA_WS_URLS), else derived from the RPC URLs; the holders
 collector's HOLDERS_RPC_URL (holdersUrlKey, optional) and second holder
-source HOLDERS_CROSSCHECK_RPC_URL (holdersCrosscheckUrlKey, when set). Without a Secret the services use their
+source HOLDERS_CROSSCHECK_RPC_URL (holdersCrosscheckUrlKey, when set) and
+PubSub URL of its live count HOLDERS_WS_URL (holdersWsUrlKey, when set). Without a Secret the services use their
 built-in public endpoint; with simulator.enabled, the simulator.
 */}}
 {{- define "tokendata.rpcEnv" -}}
@@ -386,6 +390,13 @@ built-in public endpoint; with simulator.enabled, the simulator.
       optional: true
 {{- with $rpc.holdersCrosscheckUrlKey }}
 - name: HOLDERS_CROSSCHECK_RPC_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $rpc.existingSecret }}
+      key: {{ . }}
+{{- end }}
+{{- with $rpc.holdersWsUrlKey }}
+- name: HOLDERS_WS_URL
   valueFrom:
     secretKeyRef:
       name: {{ $rpc.existingSecret }}

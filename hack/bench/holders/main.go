@@ -9,7 +9,9 @@
 //     same owner count over its result.
 //
 // A last row runs ours against the live simulator with gzip, the path a
-// real node takes. Run it with `hack/bench/holders/run.sh`.
+// real node takes. Then the live path (live.go): the collector with
+// HOLDERS_LIVE under a stream of holder changes. Run it with
+// `hack/bench/holders/run.sh` (`-only live` for the live path alone).
 package main
 
 import (
@@ -70,13 +72,18 @@ func main() {
 		only     = flag.String("only", "", "run only this implementation (ours, solana-go, ours-gzip)")
 		rounds   = flag.Int("rounds", 1, "runs of each implementation; the median wall time and the highest peak RSS are reported")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of each run of ours (replayed) to this file")
+		rate     = flag.Int("rate", 1000, "live: holder changes a second")
+		seconds  = flag.Int("seconds", 30, "live: seconds of changes")
 	)
 	flag.Parse()
 	var err error
-	if *impl != "" {
+	switch {
+	case *impl == "live":
+		err = liveChild(*url, *mint)
+	case *impl != "":
 		err = child(*impl, *url, *mint, *cpuprof)
-	} else {
-		err = parent(*accounts, *only, *rounds, *cpuprof)
+	default:
+		err = parent(*accounts, *only, *rounds, *cpuprof, *rate, *seconds)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -103,7 +110,7 @@ func gpaOpts(mint string) *rpc.GetProgramAccountsOpts {
 	}
 }
 
-func parent(n int, only string, rounds int, cpuprofile string) error {
+func parent(n int, only string, rounds int, cpuprofile string, rate, seconds int) error {
 	ctx := context.Background()
 	mint := benchMint()
 	sim := solanasim.New()
@@ -174,6 +181,9 @@ func parent(n int, only string, rounds int, cpuprofile string) error {
 		}[r.Impl]
 		fmt.Printf("%-34s %9.2fs %14.0f %10.1f MiB %12d %8s\n", name, r.WallSeconds, r.AccountsPerSec, r.PeakRSSMiB, r.Holders, r.ComparedToTruth)
 	}
+	if only == "live" {
+		return liveBench(sim, simURL, mint, st.Size(), rate, seconds)
+	}
 	if only != "" {
 		return checkExact(rows, truth)
 	}
@@ -192,7 +202,10 @@ func parent(n int, only string, rounds int, cpuprofile string) error {
 		n, ours.PeakRSSMiB, verdict(ours.PeakRSSMiB <= 96), sg.PeakRSSMiB)
 	fmt.Printf("ours at %d accounts: %.2f s wall (target <= 1.2 s: %s), %.1f MiB peak RSS (target <= 64 MiB: %s)\n",
 		n, ours.WallSeconds, verdict(ours.WallSeconds <= 1.2), ours.PeakRSSMiB, verdict(ours.PeakRSSMiB <= 64))
-	return checkExact(rows, truth)
+	if err := checkExact(rows, truth); err != nil {
+		return err
+	}
+	return liveBench(sim, simURL, mint, st.Size(), rate, seconds)
 }
 
 // checkExact fails unless every row counted the truth.

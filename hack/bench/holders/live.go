@@ -1,0 +1,329 @@
+package main
+
+// The live path of the holders collector (issue 36), `-only live`: the
+// collector runs with HOLDERS_LIVE in a child process against the
+// simulator's 1,000,000-account token, anchors its count on its own
+// enumeration, then takes a stream of holder changes made by the parent
+// at -rate a second for -seconds. The child prints each document it
+// publishes (slot, time); the parent matches every change to the first
+// document at or past its slot: the time from the change to the
+// published count. The child reports its peak RSS and the CPU it spent on
+// the stream; the parent measures the wire size of a notification on a
+// socket of its own, and sets the bytes a day read from the node, live
+// against today's scans.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tokendata/tokendata/hack/bench/stamp"
+	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/shared/collector"
+	"github.com/tokendata/tokendata/shared/config"
+	"github.com/tokendata/tokendata/shared/contract"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/store"
+)
+
+// liveLine is a line the live child prints: a published document, its
+// readiness, or its final figures.
+type liveLine struct {
+	Kind          string  `json:"kind"` // published, ready, done
+	Slot          uint64  `json:"slot,omitempty"`
+	AtNanos       int64   `json:"at,omitempty"`
+	Holders       uint64  `json:"holders,omitempty"`
+	Notifications uint64  `json:"notifications,omitempty"`
+	AnchorSeconds float64 `json:"anchor_seconds,omitempty"`
+	PeakRSSMiB    float64 `json:"peak_rss_mib,omitempty"`
+	RSSMiB        float64 `json:"rss_mib,omitempty"`
+	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
+}
+
+// liveChild runs the collector with HOLDERS_LIVE until its stdin closes.
+func liveChild(url, mint string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem := store.NewMemory()
+	st := store.New(mem, mint)
+	cfg := holders.DefaultConfig()
+	cfg.Program, cfg.Live, cfg.Commitment = holders.ProgramToken, true, "processed"
+	cfg.PublishInterval = time.Second
+	c, err := holders.New(config.Common{SolanaRPCURL: config.Secret(url), HoldersMethod: contract.HoldersMethodGPA},
+		config.Token{Mint: mint}, cfg, collector.Deps{Store: st, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	out := json.NewEncoder(os.Stdout)
+	stdin := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	var (
+		last     uint64
+		cpuStart float64
+		ready    bool
+	)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stdin:
+			var h contract.Holders
+			if d, err := st.Read(ctx, contract.DomainHolders); err == nil {
+				_ = d.Decode(&h)
+			}
+			cancel()
+			<-done
+			var n uint64
+			if h.Live != nil {
+				n = h.Live.Notifications
+			}
+			return out.Encode(liveLine{Kind: "done", Slot: h.Slot, Holders: h.Holders, Notifications: n,
+				PeakRSSMiB: procStatusMiB("VmHWM"), RSSMiB: procStatusMiB("VmRSS"), CPUSeconds: cpuSeconds() - cpuStart})
+		case <-tick.C:
+		}
+		d, err := st.Read(ctx, contract.DomainHolders)
+		if err != nil {
+			continue
+		}
+		var h contract.Holders
+		if d.Decode(&h) != nil || h.Slot == last {
+			continue
+		}
+		last = h.Slot
+		if !ready {
+			if h.Method != contract.HoldersMethodLive {
+				continue
+			}
+			ready, cpuStart = true, cpuSeconds()
+			if err := out.Encode(liveLine{Kind: "ready", Slot: h.Slot, Holders: h.Holders, AnchorSeconds: time.Since(started).Seconds(),
+				RSSMiB: procStatusMiB("VmRSS"), PeakRSSMiB: procStatusMiB("VmHWM")}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := out.Encode(liveLine{Kind: "published", Slot: h.Slot, AtNanos: time.Now().UnixNano(), Holders: h.Holders}); err != nil {
+			return err
+		}
+	}
+}
+
+// procStatusMiB reads a memory line of /proc/self/status, in MiB.
+func procStatusMiB(key string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			var kib float64
+			_, _ = fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kib)
+			return kib / 1024
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// liveBench is the parent's side of the live path.
+func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, rate, seconds int) error {
+	frame, err := notificationBytes(sim, simURL, mint)
+	if err != nil {
+		return fmt.Errorf("measuring a notification: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "-impl", "live", "-url", simURL, "-mint", mint)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := make(chan liveLine, 1<<16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var l liveLine
+			if json.Unmarshal(sc.Bytes(), &l) == nil {
+				lines <- l
+			}
+		}
+	}()
+	var ready liveLine
+	select {
+	case ready = <-lines:
+	case <-time.After(5 * time.Minute):
+		return errors.New("the live child was not anchored within 5 minutes")
+	}
+	if ready.Kind != "ready" {
+		return fmt.Errorf("the live child said %+v first", ready)
+	}
+
+	// The stream: rate changes a second, in batches every 10 ms: half new
+	// holders, half of them sold out again later (each a notification).
+	type made struct {
+		slot uint64
+		at   time.Time
+	}
+	var changes []made
+	var open []string
+	r := rand.New(rand.NewPCG(36, 1))
+	batch := max(rate/100, 1)
+	tick := time.NewTicker(10 * time.Millisecond)
+	end := time.Now().Add(time.Duration(seconds) * time.Second)
+	for time.Now().Before(end) {
+		<-tick.C
+		for range batch {
+			var ch solanasim.HolderChange
+			var err error
+			if len(open) > 0 && r.IntN(2) == 0 {
+				i := r.IntN(len(open))
+				ch, err = sim.SetHolderBalance(mint, open[i], 0)
+				open[i] = open[len(open)-1]
+				open = open[:len(open)-1]
+			} else {
+				ch, err = sim.OpenHolder(mint, 1+r.Uint64N(1e12))
+				if err == nil {
+					open = append(open, ch.Accounts[0].Address)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			changes = append(changes, made{slot: ch.Slot, at: time.Now()})
+		}
+	}
+	tick.Stop()
+	elapsed := time.Duration(seconds) * time.Second
+	time.Sleep(3 * time.Second) // the last publications
+	_ = stdin.Close()
+	var published []liveLine
+	var done liveLine
+	for l := range lines {
+		switch l.Kind {
+		case "published":
+			published = append(published, l)
+		case "done":
+			done = l
+		}
+	}
+	if done.Kind != "done" {
+		return errors.New("the live child ended without its figures")
+	}
+	truth, _ := sim.Truth(mint)
+	// Each change's latency: the first publication at or past its slot.
+	var lat []time.Duration
+	j := 0
+	for _, c := range changes {
+		for j < len(published) && published[j].Slot < c.slot {
+			j++
+		}
+		if j == len(published) {
+			return fmt.Errorf("the change at slot %d was never published (last published slot %d)", c.slot, done.Slot)
+		}
+		lat = append(lat, time.Unix(0, published[j].AtNanos).Sub(c.at))
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	exact := "exact"
+	if done.Holders != uint64(truth.Holders) {
+		exact = fmt.Sprintf("WRONG (ledger %d)", truth.Holders)
+	}
+	perNote := time.Duration(done.CPUSeconds / float64(max(done.Notifications, 1)) * float64(time.Second))
+
+	fmt.Printf("\nlive holders: %d changes in %s (%d a second), %d notifications applied, %d publications\n",
+		len(changes), elapsed, rate, done.Notifications, len(published))
+	fmt.Printf("\ndocs/benchmarks.md table (live):\n\n%s\n\n| figure | measured | target |\n|---|---|---|\n", stamp.Line("make bench-holders"))
+	fmt.Printf("| anchored (enumeration of %s accounts and the subscription) | %.2f s after start | |\n", stamp.Thousands(float64(truth.TokenAccounts)), ready.AnchorSeconds)
+	fmt.Printf("| peak RSS of the collector (anchor and stream) | %.1f MiB (%.1f MiB at the end) | ≤ 128 MiB: %s |\n",
+		done.PeakRSSMiB, done.RSSMiB, verdict(done.PeakRSSMiB <= 128))
+	fmt.Printf("| change to published count, %d changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
+		rate, pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(0.99) <= time.Second))
+	fmt.Printf("| CPU per notification (decode and apply, publications included) | %s | |\n", perNote.Round(100*time.Nanosecond))
+	fmt.Printf("| the count at the end | %s holders, %s | |\n", stamp.Thousands(float64(done.Holders)), exact)
+
+	// Bytes a day from the node at the defaults: scans every 15 minutes
+	// against a resync every 6 hours plus the notifications.
+	scans := 96 * float64(responseBytes)
+	fmt.Printf("\nbytes a day read from the node (getProgramAccounts answer %.1f MiB uncompressed; a notification %d bytes):\n", float64(responseBytes)/(1<<20), frame)
+	fmt.Printf("| changes a day | scans (`HOLDERS_REFRESH` 15 min) | live (`HOLDERS_RESYNC` 6 h) | live / scans |\n|---|---|---|---|\n")
+	for _, perDay := range []float64{8_640, 86_400, 864_000} {
+		live := 4*float64(responseBytes) + perDay*float64(frame)
+		fmt.Printf("| %s | %.2f GiB | %.2f GiB | 1/%.0f |\n", stamp.Thousands(perDay), scans/(1<<30), live/(1<<30), scans/live)
+	}
+	if exact != "exact" {
+		return fmt.Errorf("the live count ended at %d holders, the ledger has %d", done.Holders, truth.Holders)
+	}
+	return nil
+}
+
+// notificationBytes is the wire size of one programNotification of the
+// mint's token accounts (base64, as the collector subscribes), measured
+// on a socket of the parent's own over one holder change.
+func notificationBytes(sim *solanasim.Server, simURL, mint string) (int, error) {
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(simURL, "http"), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = conn.Close() }()
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe", "params": []any{solanasim.ProgramToken.ID(),
+		map[string]any{"encoding": "base64", "commitment": "processed", "filters": []any{
+			map[string]any{"dataSize": 165}, map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": mint}}}}}}
+	if err := conn.WriteJSON(req); err != nil {
+		return 0, err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := conn.ReadMessage(); err != nil { // the subscription's id
+		return 0, err
+	}
+	ch, err := sim.OpenHolder(mint, 1)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := sim.SetHolderBalance(mint, ch.Accounts[0].Address, 0); err != nil {
+		return 0, err
+	}
+	total := 0
+	for range 2 {
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			return 0, err
+		}
+		total += len(msg)
+	}
+	return total / 2, nil
+}
