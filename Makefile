@@ -139,7 +139,7 @@ bench-redis: ## What each process costs its Redis: a real redis-server, the simu
 	hack/bench/redisops/run.sh
 
 .PHONY: bench-holders
-bench-holders: ## Holders enumeration at 1M accounts: ours vs solana-go (wall time, accounts/s, peak RSS)
+bench-holders: ## Holders at 1M accounts: the enumeration, ours vs solana-go (wall time, accounts/s, peak RSS), then the live count under a stream of changes (latency, RSS, CPU, bytes a day)
 	hack/bench/holders/run.sh
 
 $(BIN)/golangci-lint: $(TOOLS_MOD)

@@ -161,7 +161,9 @@ func (l *liveRows) wait(t *testing.T, what string, d time.Duration, ok func(live
 	}
 }
 
-func (l *liveRows) liveExact(h liveHolders) bool { return h.Method == contract.HoldersMethodLive && l.exact(h) }
+func (l *liveRows) liveExact(h liveHolders) bool {
+	return h.Method == contract.HoldersMethodLive && l.exact(h)
+}
 
 func (l *liveRows) statusOf(t *testing.T) (string, []string) {
 	t.Helper()

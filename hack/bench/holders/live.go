@@ -53,7 +53,8 @@ type liveLine struct {
 	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
 }
 
-// liveChild runs the collector with HOLDERS_LIVE until its stdin closes.
+// liveChild runs the collector with HOLDERS_LIVE until its stdin closes,
+// printing each document it publishes as the store announces it.
 func liveChild(url, mint string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,10 +64,15 @@ func liveChild(url, mint string) error {
 	cfg.Program, cfg.Live, cfg.Commitment = holders.ProgramToken, true, "processed"
 	cfg.PublishInterval = time.Second
 	c, err := holders.New(config.Common{SolanaRPCURL: config.Secret(url), HoldersMethod: contract.HoldersMethodGPA},
-		config.Token{Mint: mint}, cfg, collector.Deps{Store: st, Log: slog.New(slog.DiscardHandler)})
+		config.Token{Mint: mint}, cfg, collector.Deps{Store: st, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
 	}
+	updates, closeUpdates, err := st.Updates(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeUpdates() }()
 	started := time.Now()
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.Run(ctx) }()
@@ -78,8 +84,6 @@ func liveChild(url, mint string) error {
 		cpuStart float64
 		ready    bool
 	)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		select {
 		case <-stdin:
@@ -95,14 +99,18 @@ func liveChild(url, mint string) error {
 			}
 			return out.Encode(liveLine{Kind: "done", Slot: h.Slot, Holders: h.Holders, Notifications: n,
 				PeakRSSMiB: procStatusMiB("VmHWM"), RSSMiB: procStatusMiB("VmRSS"), CPUSeconds: cpuSeconds() - cpuStart})
-		case <-tick.C:
+		case d := <-updates:
+			if d != contract.DomainHolders {
+				continue
+			}
 		}
+		at := time.Now()
 		d, err := st.Read(ctx, contract.DomainHolders)
 		if err != nil {
 			continue
 		}
 		var h contract.Holders
-		if d.Decode(&h) != nil || h.Slot == last {
+		if d.Decode(&h) != nil || (ready && h.Slot == last) {
 			continue
 		}
 		last = h.Slot
@@ -117,7 +125,7 @@ func liveChild(url, mint string) error {
 			}
 			continue
 		}
-		if err := out.Encode(liveLine{Kind: "published", Slot: h.Slot, AtNanos: time.Now().UnixNano(), Holders: h.Holders}); err != nil {
+		if err := out.Encode(liveLine{Kind: "published", Slot: h.Slot, AtNanos: at.UnixNano(), Holders: h.Holders}); err != nil {
 			return err
 		}
 	}
@@ -186,13 +194,14 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	var ready liveLine
 	select {
 	case ready = <-lines:
-	case <-time.After(5 * time.Minute):
-		return errors.New("the live child was not anchored within 5 minutes")
+	case <-time.After(3 * time.Minute):
+		return errors.New("the live child was not anchored within 3 minutes")
 	}
 	if ready.Kind != "ready" {
 		return fmt.Errorf("the live child said %+v first", ready)
 	}
 
+	before, _ := sim.Truth(mint)
 	// The stream: rate changes a second, in batches every 10 ms: half new
 	// holders, half of them sold out again later (each a notification).
 	type made struct {
@@ -265,14 +274,15 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	}
 	perNote := time.Duration(done.CPUSeconds / float64(max(done.Notifications, 1)) * float64(time.Second))
 
-	fmt.Printf("\nlive holders: %d changes in %s (%d a second), %d notifications applied, %d publications\n",
-		len(changes), elapsed, rate, done.Notifications, len(published))
+	achieved := float64(len(changes)) / elapsed.Seconds()
+	fmt.Printf("\nlive holders: %d changes in %s (%.0f a second made, %d asked), %d notifications applied, %d publications\n",
+		len(changes), elapsed, achieved, rate, done.Notifications, len(published))
 	fmt.Printf("\ndocs/benchmarks.md table (live):\n\n%s\n\n| figure | measured | target |\n|---|---|---|\n", stamp.Line("make bench-holders"))
-	fmt.Printf("| anchored (enumeration of %s accounts and the subscription) | %.2f s after start | |\n", stamp.Thousands(float64(truth.TokenAccounts)), ready.AnchorSeconds)
+	fmt.Printf("| anchored (enumeration of %s accounts and the subscription) | %.2f s after start | |\n", stamp.Thousands(float64(before.TokenAccounts)), ready.AnchorSeconds)
 	fmt.Printf("| peak RSS of the collector (anchor and stream) | %.1f MiB (%.1f MiB at the end) | ≤ 128 MiB: %s |\n",
 		done.PeakRSSMiB, done.RSSMiB, verdict(done.PeakRSSMiB <= 128))
-	fmt.Printf("| change to published count, %d changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
-		rate, pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(0.99) <= time.Second))
+	fmt.Printf("| change to published count, %s changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
+		stamp.Thousands(achieved), pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(0.99) <= time.Second))
 	fmt.Printf("| CPU per notification (decode and apply, publications included) | %s | |\n", perNote.Round(100*time.Nanosecond))
 	fmt.Printf("| the count at the end | %s holders, %s | |\n", stamp.Thousands(float64(done.Holders)), exact)
 
