@@ -305,7 +305,10 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 // mint's token accounts (base64, as the collector subscribes), measured
 // on a socket of the parent's own over one holder change.
 func notificationBytes(sim *solanasim.Server, simURL, mint string) (int, error) {
-	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(simURL, "http"), nil)
+	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(simURL, "http"), nil)
+	if resp != nil {
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		return 0, err
 	}
