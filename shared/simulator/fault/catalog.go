@@ -34,6 +34,7 @@ var Catalog = []Info{
 	{RPCMethodNotFound, "JSON-RPC -32601: the node does not serve the method (getProgramAccounts, getTokenAccounts...)", "rpc"},
 	{RPCInvalidParams, "JSON-RPC -32602: invalid params", "rpc"},
 	{RPCKeyEcho, "JSON-RPC -32052 refusing the caller's API key and quoting it (bare, URL-encoded, in URLs)", "rpc"},
+	{Lost, "a programNotification dropped without a word, the socket kept open (route programNotification)", "rpc"},
 	{EndlessStream, "getProgramAccounts streams accounts until the client hangs up; getTokenAccounts pages without end", "rpc"},
 	{HugeError, "a JSON-RPC error whose message is 8 MiB", "rpc"},
 	{PairsEmpty, "DexScreener answers [] (the token is not indexed)", "dexscreener"},
