@@ -96,7 +96,10 @@ func (c *Collector) runLive(ctx context.Context) {
 	c.mu.Lock()
 	program := c.program
 	c.mu.Unlock()
-	c.live.f = NewFollower(mustOwner(c.mint), program, c.cfg.MaxMemoryBytes, maxBuffered)
+	f := NewFollower(mustOwner(c.mint), program, c.cfg.MaxMemoryBytes, maxBuffered)
+	c.live.mu.Lock() // the poll reads it under the lock (follower)
+	c.live.f = f
+	c.live.mu.Unlock()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.subscribe(ctx, program) })
 	wg.Go(func() { c.publish(ctx) })
