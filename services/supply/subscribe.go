@@ -121,7 +121,25 @@ func (c *Collector) runSubscriptions(ctx context.Context) {
 		}
 	}
 	wg.Go(func() { c.chase(ctx) })
+	wg.Go(func() { c.recordNotifications(ctx) })
 	wg.Wait()
+}
+
+// recordNotifications writes the status record when a notification came,
+// so that /api/status shows each node's last notification as it is: the
+// poll a change pokes writes the record too, but a node that tells that
+// change after the poll (it pokes no other: the same slot) would show an
+// older notification until the next SUPPLY_REFRESH. Notifications that
+// come while a write is under way coalesce into one write after it.
+func (c *Collector) recordNotifications(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.noted:
+			c.runner.WriteSubscriptions(ctx, c.subRecords())
+		}
+	}
 }
 
 // keep opens node s's socket, again and again, until ctx ends.
@@ -181,6 +199,10 @@ func (c *Collector) notified(s *nodeSub, slot uint64) {
 	select {
 	case c.pushes <- struct{}{}:
 	default: // a chase is pending: it reads pushSlot
+	}
+	select {
+	case c.noted <- struct{}{}:
+	default: // a write is pending: it reads the records then
 	}
 }
 

@@ -73,6 +73,8 @@ type Collector struct {
 	pushSlot uint64
 	pushAt   time.Time
 	pushes   chan struct{}
+	// noted asks recordNotifications to write the status record.
+	noted chan struct{}
 }
 
 // New builds the collector of token from the common configuration (the
@@ -149,6 +151,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		},
 	}
 	c.pushes = make(chan struct{}, 1)
+	c.noted = make(chan struct{}, 1)
 	c.initSubscriptions(common)
 	return c, nil
 }

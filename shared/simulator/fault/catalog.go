@@ -21,7 +21,7 @@ type Info struct {
 
 // Catalog is every kind, in the order a reader meets them.
 var Catalog = []Info{
-	{Latency, "answer normally after a delay (route=latency:2s)", "any"},
+	{Latency, "answer normally after a delay (route=latency:2s); on route accountNotification, the notification sent late", "any"},
 	{HTTP403, "HTTP 403: the gateway refuses the key or the method", "any"},
 	{HTTP429, "HTTP 429 with Retry-After: 1", "any"},
 	{HTTP500, "HTTP 500", "any"},
@@ -34,7 +34,7 @@ var Catalog = []Info{
 	{RPCMethodNotFound, "JSON-RPC -32601: the node does not serve the method (getProgramAccounts, getTokenAccounts...)", "rpc"},
 	{RPCInvalidParams, "JSON-RPC -32602: invalid params", "rpc"},
 	{RPCKeyEcho, "JSON-RPC -32052 refusing the caller's API key and quoting it (bare, URL-encoded, in URLs)", "rpc"},
-	{Lost, "a programNotification dropped without a word, the socket kept open (route programNotification)", "rpc"},
+	{Lost, "a PubSub notification dropped without a word, the socket kept open (route programNotification or accountNotification)", "rpc"},
 	{EndlessStream, "getProgramAccounts streams accounts until the client hangs up; getTokenAccounts pages without end", "rpc"},
 	{HugeError, "a JSON-RPC error whose message is 8 MiB", "rpc"},
 	{PairsEmpty, "DexScreener answers [] (the token is not indexed)", "dexscreener"},

@@ -47,7 +47,8 @@ const (
 // leaves them to the route.
 const (
 	// Lost drops a PubSub notification without a word, the socket kept
-	// open (route programNotification): a node that lost one under load.
+	// open (route programNotification or accountNotification): a node
+	// that lost one under load.
 	Lost          Kind = "lost"
 	EndlessStream Kind = "endless_stream" // getProgramAccounts streams new accounts until the client hangs up; getTokenAccounts pages without end
 	HugeError     Kind = "huge_error"     // a JSON-RPC error whose message is 8 MiB (multi-byte text included)

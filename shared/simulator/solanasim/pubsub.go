@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 
 // Solana's PubSub over WebSocket, as a node serves it: on the port and
@@ -57,6 +59,12 @@ const (
 	// HTTP 405, as by a provider that serves JSON-RPC over HTTP only.
 	SocketOff SocketFault = "ws-off"
 )
+
+// RouteAccountNotification is the fault route of the notifications of
+// account subscriptions: fault.Latency sends that many of them (Times)
+// after its Delay, fault.Lost drops them without a word; the socket is
+// kept open either way.
+const RouteAccountNotification = "accountNotification"
 
 // Bounds of the simulated PubSub.
 const (
@@ -419,6 +427,10 @@ func (c *socket) notifyChanged() {
 			continue
 		}
 		sub.last = b
+		f, faulted := c.srv.faults.Take(RouteAccountNotification)
+		if faulted && f.Kind == fault.Lost {
+			continue // lost without a word
+		}
 		msg, err := json.Marshal(map[string]any{
 			"jsonrpc": "2.0", "method": "accountNotification",
 			"params": map[string]any{
@@ -426,7 +438,13 @@ func (c *socket) notifyChanged() {
 				"subscription": id,
 			},
 		})
-		if err == nil {
+		switch {
+		case err != nil:
+		case faulted && f.Kind == fault.Latency:
+			// Late: sent after the delay, the socket kept open (a node
+			// that tells one subscriber after the others).
+			time.AfterFunc(f.Delay, func() { c.send(msg) })
+		default:
 			out = append(out, note{id, msg})
 		}
 	}
