@@ -89,3 +89,29 @@ func BenchmarkProgramAccounts1M(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHolderChange1M is one holder change of a 1,000,000-account
+// mint as make bench-holders' live stream makes them: a new holder, or
+// the last one selling out again.
+func BenchmarkHolderChange1M(b *testing.B) {
+	s := New()
+	if err := s.AddToken(classicToken(1_000_000)); err != nil {
+		b.Fatal(err)
+	}
+	// The first change builds the index of addresses.
+	ch, err := s.OpenHolder(classicMint, 5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			_, err = s.SetHolderBalance(classicMint, ch.Accounts[0].Address, 0)
+		} else {
+			ch, err = s.OpenHolder(classicMint, 5)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Holders parameterises a token's deterministic holder set. Account i is a
@@ -88,6 +89,16 @@ type holderSet struct {
 	total int
 	over  map[int]acctState
 	edits []holderEdit
+	// overShared is set when a view took over as its snapshot: the next
+	// change writes a copy.
+	overShared atomic.Bool
+
+	// The index of indexOf, guarded by idxMu: the first 8 bytes of each
+	// address of the first indexed indices, clashed when two shared them.
+	idxMu   sync.Mutex
+	byWord  map[uint64]int32
+	indexed int
+	clashed bool
 }
 
 // topDepth is how many of the largest generated accounts compute keeps:
