@@ -43,6 +43,7 @@ type liveRows struct {
 type liveHolders struct {
 	Holders         uint64             `json:"holders"`
 	NonZeroAccounts uint64             `json:"non_zero_accounts"`
+	TokenAccounts   uint64             `json:"token_accounts"`
 	Method          string             `json:"method"`
 	Slot            uint64             `json:"slot"`
 	Warnings        []contract.Warning `json:"warnings"`
@@ -326,4 +327,82 @@ func TestLiveHoldersResyncDifference(t *testing.T) {
 			roundDuration(found), r.Enumerated, r.Live),
 		Status:   "degraded (`holders: the live count differed at its resync (…)`) until a resync agrees",
 		Recovery: found + healed, Bound: 2*liveBound + refresh + 5*time.Second})
+}
+
+// TestLiveHoldersEveryKind: through /api/holders, 20 changes of each kind
+// (new holder, holder sold out, holder back, balance moved, account
+// opened, account closed), each published with the ledger's figures
+// within liveBound of the change (HOLDERS_PUBLISH_INTERVAL 200 ms,
+// HOLDERS_REFRESH a minute: only the live count explains it), by the
+// live count anchored once; no read ever shows a count the ledger did not
+// have. The accounts changed are those the test opened, so it knows
+// which hold a balance.
+func TestLiveHoldersEveryKind(t *testing.T) {
+	l := startLive(t, 74, liveRefresh, nil, nil)
+	first, _ := l.wait(t, "a live count", liveBound, l.liveExact)
+	anchor := first.Live.AnchorSlot
+	balance := map[string]uint64{} // the test's accounts: address → balance
+	var order []string             // in the order they were opened
+	open := func(amount uint64) {
+		ch, err := l.sim.RPC.OpenHolder(config.DemoMint, amount)
+		l.change(t)(ch, err)
+		balance[ch.Accounts[0].Address] = amount
+		order = append(order, ch.Accounts[0].Address)
+	}
+	pick := func(ok func(uint64) bool, not string) string {
+		for _, a := range order {
+			if b, open := balance[a]; open && a != not && ok(b) {
+				return a
+			}
+		}
+		t.Fatal("no account of the test fits the change")
+		return ""
+	}
+	positive := func(b uint64) bool { return b > 0 }
+	zero := func(b uint64) bool { return b == 0 }
+	set := func(a string, amount uint64) {
+		l.change(t)(l.sim.RPC.SetHolderBalance(config.DemoMint, a, amount))
+		balance[a] = amount
+	}
+	closed := 0
+	// A holder back and a sale need accounts of the test at 0 and above:
+	// the kinds run in this order, each 20 times.
+	kinds := []struct {
+		name string
+		do   func(i int)
+	}{
+		{"new holder", func(i int) { open(uint64(1_000_000 + i)) }},
+		{"holder sold out", func(int) { set(pick(positive, ""), 0) }},
+		{"holder back", func(i int) { set(pick(zero, ""), uint64(2_000_000+i)) }},
+		{"balance moved", func(int) {
+			from := pick(positive, "")
+			to := pick(func(uint64) bool { return true }, from)
+			l.change(t)(l.sim.RPC.MoveHolderBalance(config.DemoMint, from, to, 1))
+			balance[from]--
+			balance[to]++
+		}},
+		{"account opened", func(int) { open(0) }},
+		{"account closed", func(int) {
+			a := pick(zero, "")
+			l.change(t)(l.sim.RPC.CloseHolderAccount(config.DemoMint, a))
+			delete(balance, a)
+			closed++
+		}},
+	}
+	var took []time.Duration
+	for _, k := range kinds {
+		for i := range 20 {
+			k.do(i)
+			h, d := l.wait(t, fmt.Sprintf("%s %d published", k.name, i+1), liveBound, func(h liveHolders) bool {
+				// A live count counts the accounts closed since its anchor.
+				return l.liveExact(h) && h.TokenAccounts == uint64(l.sim.Holders().TokenAccounts+closed)
+			})
+			if h.Live.AnchorSlot != anchor {
+				t.Fatalf("%s %d: re-anchored at slot %d (first %d): the count was not kept live", k.name, i+1, h.Live.AnchorSlot, anchor)
+			}
+			took = append(took, d)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("120 changes, change to /api/holders: p50 %s, p90 %s, max %s", took[len(took)/2], took[len(took)*9/10], took[len(took)-1])
 }
