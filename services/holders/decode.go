@@ -379,7 +379,7 @@ func (d *gpaDecoder) pubkey(a *Owner) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeAddress(string(b), a); err != nil {
+	if err := decodeAddress(b, a); err != nil {
 		return d.s.syntax("pubkey: %v", err)
 	}
 	return nil

@@ -84,16 +84,6 @@ func DecodeProgramNotification(msg []byte, mint *Owner, program string) (Change,
 	return ch, nil
 }
 
-// decodeAddress decodes a base58 address into a.
-func decodeAddress(s string, a *Owner) error {
-	b, err := base58.Decode(s)
-	if err != nil || len(b) != len(a) {
-		return fmt.Errorf("%q is not a base58 address", clip(s))
-	}
-	copy(a[:], b)
-	return nil
-}
-
 // clip bounds a string read from the wire before it is quoted.
 func clip(s string) string {
 	if len(s) > 64 {
