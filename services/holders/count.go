@@ -48,7 +48,7 @@ type Owner = [32]byte
 
 // NewCount returns an empty Count.
 func NewCount() *Count {
-	return &Count{owners: newKeySet(false)}
+	return &Count{owners: newKeySet(false, nil)}
 }
 
 // Limit sets the ceilings: at most maxAccounts accounts, and an owner set

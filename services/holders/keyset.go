@@ -12,8 +12,10 @@ import (
 // open-addressing table of 8-byte slots (32 bits of hash, 32 bits of key
 // index) at a load factor of at most 3/4 finds them: 44 to 56 bytes a key
 // as the table doubles (4 more with values), against 60 to 80 for a Go
-// map of the same keys. Keys are never removed.
+// map of the same keys. Keys are never removed. A set made with an arena
+// keeps its chunks and table there, outside the Go heap (a live tally's).
 type keySet struct {
+	arena  *arena // nil: the Go heap
 	seed   maphash.Seed
 	chunks [][]Owner
 	vals   [][]uint32 // nil unless made with values
@@ -30,8 +32,8 @@ const (
 	ownerSize = int64(len(Owner{}))
 )
 
-func newKeySet(values bool) keySet {
-	return keySet{seed: maphash.MakeSeed(), values: values, slots: make([]uint64, minSlots), mask: minSlots - 1}
+func newKeySet(values bool, a *arena) keySet {
+	return keySet{arena: a, seed: maphash.MakeSeed(), values: values, slots: arenaSlice[uint64](a, minSlots), mask: minSlots - 1}
 }
 
 // len is the number of keys.
@@ -87,9 +89,9 @@ func (s *keySet) find(k *Owner, h uint32) (uint32, bool) {
 func (s *keySet) insert(k *Owner, h uint32) uint32 {
 	idx := s.n
 	if idx>>chunkBits == uint32(len(s.chunks)) {
-		s.chunks = append(s.chunks, make([]Owner, chunkLen))
+		s.chunks = append(s.chunks, arenaSlice[Owner](s.arena, chunkLen))
 		if s.values {
-			s.vals = append(s.vals, make([]uint32, chunkLen))
+			s.vals = append(s.vals, arenaSlice[uint32](s.arena, chunkLen))
 		}
 	}
 	*s.key(idx) = *k
@@ -118,11 +120,12 @@ func (s *keySet) grow() {
 	if bits.Len(uint(size)) > 33 {
 		panic("holders: key set above 2^31 entries")
 	}
-	s.slots = make([]uint64, size)
+	s.slots = arenaSlice[uint64](s.arena, size)
 	s.mask = uint32(size - 1)
 	for _, v := range old {
 		if v != 0 {
 			s.place(v)
 		}
 	}
+	arenaFree(s.arena, old)
 }

@@ -3,6 +3,7 @@ package holders
 import (
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // Live is the holder count kept exact between enumerations, from each
@@ -16,7 +17,8 @@ import (
 // are positive. An owner holds when that number is above zero, so a
 // balance moved between two accounts of one owner changes nothing, and no
 // sum is ever formed. Both sets are keySets: at 1,000,000 accounts of
-// 1,000,000 owners about 100 MiB, bounded by Limit.
+// 1,000,000 owners about 100 MiB, bounded by Limit, in an arena outside
+// the Go heap (returned when the Live is no longer reachable).
 //
 // A closed token account is never notified to a token-program
 // subscription (its owner becomes the system program, which the filters
@@ -39,7 +41,10 @@ type Live struct {
 // NewLive returns an empty tally anchored at slot, the context slot of
 // the enumeration that will Seed it.
 func NewLive(slot uint64) *Live {
-	return &Live{accounts: newKeySet(true), owners: newKeySet(true), anchor: slot, slot: slot}
+	a := newArena()
+	l := &Live{accounts: newKeySet(true, a), owners: newKeySet(true, a), anchor: slot, slot: slot}
+	runtime.AddCleanup(l, (*arena).release, a)
+	return l
 }
 
 // anchorAt sets the slot of the enumeration that seeded the tally (the

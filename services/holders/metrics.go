@@ -72,6 +72,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "programNotification messages taken by the live holder count."})
 	m.resyncs = f.NewCounterVec(prometheus.CounterOpts{Namespace: ops.Namespace, Name: "holders_live_resyncs_total",
 		Help: "Resyncs of the live holder count, by whether the live and the enumerated counts agreed at the same slot (agreed: true or false)."}, []string{"agreed"})
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "holders_live_tally_bytes",
+		Help: "Memory of the live holder count's tallies (HOLDERS_LIVE), mapped outside the Go heap: in process_resident_memory_bytes, " +
+			"not in go_memstats_*. One tally; two during a resync, until they are compared."},
+		func() float64 { return float64(MappedBytes()) })
 	m.resyncDifference = g("holders_live_resync_difference",
 		"Holders the live count and the enumeration of the last resync differed by (0 when they agreed).")
 	for _, v := range contract.HoldersVerdicts {

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package holders
+
+// Without mmap the tally lives in the Go heap.
+func mapAnon(n int) []byte { return make([]byte, n) }
+
+func unmapAnon([]byte) {}
