@@ -44,12 +44,12 @@ type Config struct {
 	// it fails with enumeration_too_large (HOLDERS_MAX_ACCOUNTS): far
 	// above any token's, it stops a node that streams without end.
 	MaxAccounts int64 `env:"MAX_ACCOUNTS" doc:"Most token accounts one enumeration reads before it fails with enumeration_too_large (the last good count stays served)." envDefault:"20000000" min:"1"`
-	// MaxMemoryBytes is the most memory the owner set may take, 43 to 54
-	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 192 MiB: about 4
+	// MaxMemoryBytes is the most memory the owner set may take, 37 to 43
+	// bytes a holder (HOLDERS_MAX_MEMORY_BYTES, default 192 MiB: about 4.5
 	// million holders, in a process that then peaks near twice that with
 	// the garbage collector's headroom, within the chart's 512 MiB; at
 	// least 4 MiB, the empty set and its first chunk of keys).
-	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (43 to 54 bytes a holder; 192 MiB is about 4 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
+	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (37 to 43 bytes a holder; 192 MiB is about 4.5 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
 
 	// Live turns on the live count (HOLDERS_LIVE): a programSubscribe
 	// subscription to the mint's token accounts on HOLDERS_WS_URL,

@@ -8,7 +8,7 @@ import "fmt"
 // is: the set keeps only owners seen with a positive account, and no sum
 // is ever formed (nothing to overflow).
 //
-// The set is a keySet: at 1,000,000 owners 32 MiB of keys and 16 MiB of
+// The set is a keySet: at 1,000,000 owners 32 MiB of keys and 8 MiB of
 // table, against 60 to 80 MiB for a map[[32]byte]struct{}.
 //
 // Limit sets ceilings on the accounts counted and on the set's memory

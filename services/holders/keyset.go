@@ -9,11 +9,14 @@ import (
 // index, its order of insertion, and, when made with values, a uint32
 // value per key. Keys live in fixed 1 MiB chunks (32 bytes each, never
 // copied), values in chunks of the same length beside them, and an
-// open-addressing table of 8-byte slots (32 bits of hash, 32 bits of key
-// index) at a load factor of at most 3/4 finds them: 44 to 56 bytes a key
-// as the table doubles (4 more with values), against 60 to 80 for a Go
-// map of the same keys. Keys are never removed. A set made with an arena
-// keeps its chunks and table there, outside the Go heap (a live tally's).
+// open-addressing table of 4-byte slots at a load factor of at most 3/4
+// finds them: a table of 2^k slots holds a key's index+1 in its low k
+// bits (a table holds fewer keys than slots) and the top 32-k bits of
+// its hash above, so that most probes of another key read no key. That
+// is 37 to 43 bytes a key as the table doubles (4 more with values),
+// against 60 to 80 for a Go map of the same keys. Keys are never
+// removed. A set made with an arena keeps its chunks and table there,
+// outside the Go heap (a live tally's).
 type keySet struct {
 	arena  *arena // nil: the Go heap
 	seed   maphash.Seed
@@ -21,7 +24,7 @@ type keySet struct {
 	vals   [][]uint32 // nil unless made with values
 	values bool
 	n      uint32
-	slots  []uint64 // 0: empty; else hash32<<32 | (index+1)
+	slots  []uint32 // 0: empty; else (hash &^ mask) | (index+1)
 	mask   uint32
 }
 
@@ -30,10 +33,11 @@ const (
 	chunkLen  = 1 << chunkBits
 	minSlots  = 1 << 12
 	ownerSize = int64(len(Owner{}))
+	slotSize  = 4
 )
 
 func newKeySet(values bool, a *arena) keySet {
-	return keySet{arena: a, seed: maphash.MakeSeed(), values: values, slots: arenaSlice[uint64](a, minSlots), mask: minSlots - 1}
+	return keySet{arena: a, seed: maphash.MakeSeed(), values: values, slots: arenaSlice[uint32](a, minSlots), mask: minSlots - 1}
 }
 
 // len is the number of keys.
@@ -41,7 +45,7 @@ func (s *keySet) len() uint32 { return s.n }
 
 // bytes is the set's memory: key chunks, value chunks and the table.
 func (s *keySet) bytes() int64 {
-	return int64(len(s.chunks))*s.chunkBytes() + int64(len(s.slots))*8
+	return int64(len(s.chunks))*s.chunkBytes() + int64(len(s.slots))*slotSize
 }
 
 func (s *keySet) chunkBytes() int64 {
@@ -59,7 +63,7 @@ func (s *keySet) growth() int64 {
 		g += s.chunkBytes()
 	}
 	if uint64(s.n+1)*4 > uint64(len(s.slots))*3 {
-		g += int64(len(s.slots)) * 8
+		g += int64(len(s.slots)) * slotSize
 	}
 	return g
 }
@@ -73,13 +77,14 @@ func (s *keySet) value(i uint32) *uint32 { return &s.vals[i>>chunkBits][i&(chunk
 
 // find returns the index of k, whose hash is h.
 func (s *keySet) find(k *Owner, h uint32) (uint32, bool) {
+	tag := h &^ s.mask
 	for i := h & s.mask; ; i = (i + 1) & s.mask {
 		v := s.slots[i]
 		if v == 0 {
 			return 0, false
 		}
-		if uint32(v>>32) == h && *s.key(uint32(v) - 1) == *k {
-			return uint32(v) - 1, true
+		if v&^s.mask == tag && *s.key(v&s.mask-1) == *k {
+			return v&s.mask - 1, true
 		}
 	}
 }
@@ -97,35 +102,35 @@ func (s *keySet) insert(k *Owner, h uint32) uint32 {
 	*s.key(idx) = *k
 	s.n++
 	if uint64(s.n)*4 > uint64(len(s.slots))*3 {
-		s.grow()
+		s.grow() // places every key, this one too
+		return idx
 	}
-	s.place(uint64(h)<<32 | uint64(idx+1))
+	s.place(idx, h)
 	return idx
 }
 
-func (s *keySet) place(v uint64) {
-	for i := uint32(v>>32) & s.mask; ; i = (i + 1) & s.mask {
+// place puts key idx, whose hash is h, in the table.
+func (s *keySet) place(idx, h uint32) {
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
 		if s.slots[i] == 0 {
-			s.slots[i] = v
+			s.slots[i] = h&^s.mask | (idx + 1)
 			return
 		}
 	}
 }
 
-// grow doubles the table, re-placing entries from their stored hash
-// (the keys are not read again).
+// grow doubles the table and places every key again, hashed from its
+// chunk (in order of insertion: the chunks are read once, in sequence).
 func (s *keySet) grow() {
 	old := s.slots
 	size := len(old) * 2
-	if bits.Len(uint(size)) > 33 {
+	if bits.Len(uint(size)) > 32 {
 		panic("holders: key set above 2^31 entries")
 	}
-	s.slots = arenaSlice[uint64](s.arena, size)
+	s.slots = arenaSlice[uint32](s.arena, size)
 	s.mask = uint32(size - 1)
-	for _, v := range old {
-		if v != 0 {
-			s.place(v)
-		}
-	}
 	arenaFree(s.arena, old)
+	for i := range s.n {
+		s.place(i, s.hash(s.key(i)))
+	}
 }

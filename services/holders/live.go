@@ -17,7 +17,7 @@ import (
 // are positive. An owner holds when that number is above zero, so a
 // balance moved between two accounts of one owner changes nothing, and no
 // sum is ever formed. Both sets are keySets: at 1,000,000 accounts of
-// 1,000,000 owners about 100 MiB, bounded by Limit, in an arena outside
+// 700,000 owners about 72 MiB, bounded by Limit, in an arena outside
 // the Go heap (returned when the Live is no longer reachable).
 //
 // A closed token account is never notified to a token-program

@@ -34,7 +34,7 @@ const (
 	RemedyDAS = "set HOLDERS_RPC_URL to an endpoint that serves the DAS method getTokenAccounts (Helius), " +
 		"or set HOLDERS_METHOD=getProgramAccounts with an RPC node that indexes token accounts by mint"
 	RemedyTooLarge = "if the token really has that many accounts, raise HOLDERS_MAX_ACCOUNTS and HOLDERS_MAX_MEMORY_BYTES " +
-		"(about 54 bytes a holder) and the collector's memory limit; if not, the RPC node lists accounts without end: " +
+		"(about 43 bytes a holder) and the collector's memory limit; if not, the RPC node lists accounts without end: " +
 		"use another node, or HOLDERS_METHOD=das with a DAS endpoint"
 )
 
