@@ -10,7 +10,10 @@ package main
 // published count. The child reports its peak RSS and the CPU it spent on
 // the stream; the parent measures the wire size of a notification on a
 // socket of its own, and sets the bytes a day read from the node, live
-// against today's scans.
+// against today's scans. The collector's HOLDERS_RESYNC (-resync) puts
+// one resync inside the stream: the child reports its peak RSS before
+// the resync was due and with it (the new tally beside the old one until
+// they are compared), and the resync's comparison of the two counts.
 
 import (
 	"bufio"
@@ -51,18 +54,26 @@ type liveLine struct {
 	PeakRSSMiB    float64 `json:"peak_rss_mib,omitempty"`
 	RSSMiB        float64 `json:"rss_mib,omitempty"`
 	CPUSeconds    float64 `json:"cpu_seconds,omitempty"`
+	// PeakBeforeResyncMiB is the highest RSS sampled (every 20 ms)
+	// before the resync was due, CPUBeforeResync the CPU spent from the
+	// anchor until then; ResyncDueNanos is when it was due; Resync the
+	// resync's comparison.
+	PeakBeforeResyncMiB float64                 `json:"peak_before_resync_mib,omitempty"`
+	CPUBeforeResync     float64                 `json:"cpu_before_resync,omitempty"`
+	ResyncDueNanos      int64                   `json:"resync_due,omitempty"`
+	Resync              *contract.HoldersResync `json:"resync,omitempty"`
 }
 
 // liveChild runs the collector with HOLDERS_LIVE until its stdin closes,
 // printing each document it publishes as the store announces it.
-func liveChild(url, mint string) error {
+func liveChild(url, mint string, resync time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mem := store.NewMemory()
 	st := store.New(mem, mint)
 	cfg := holders.DefaultConfig()
 	cfg.Program, cfg.Live, cfg.Commitment = holders.ProgramToken, true, "processed"
-	cfg.PublishInterval = time.Second
+	cfg.PublishInterval, cfg.Resync = time.Second, resync
 	c, err := holders.New(config.Common{SolanaRPCURL: config.Secret(url), HoldersMethod: contract.HoldersMethodGPA},
 		config.Token{Mint: mint}, cfg, collector.Deps{Store: st, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -84,6 +95,30 @@ func liveChild(url, mint string) error {
 		cpuStart float64
 		ready    bool
 	)
+	// The RSS before the resync: sampled until the resync is due (the
+	// first live document says when).
+	type before struct{ peak, cpu float64 }
+	resyncDue := make(chan time.Time, 1)
+	atResync := make(chan before, 1)
+	go func() {
+		var b before
+		var due time.Time
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for due.IsZero() || time.Now().Before(due) {
+			select {
+			case <-ctx.Done():
+				atResync <- b
+				return
+			case due = <-resyncDue:
+			case <-t.C:
+			}
+			b.peak = max(b.peak, procStatusMiB("VmRSS"))
+		}
+		b.cpu = cpuSeconds()
+		atResync <- b
+	}()
+	var due time.Time
 	for {
 		select {
 		case <-stdin:
@@ -94,11 +129,14 @@ func liveChild(url, mint string) error {
 			cancel()
 			<-done
 			var n uint64
+			var r *contract.HoldersResync
 			if h.Live != nil {
-				n = h.Live.Notifications
+				n, r = h.Live.Notifications, h.Live.Resync
 			}
+			b := <-atResync
 			return out.Encode(liveLine{Kind: "done", Slot: h.Slot, Holders: h.Holders, Notifications: n,
-				PeakRSSMiB: procStatusMiB("VmHWM"), RSSMiB: procStatusMiB("VmRSS"), CPUSeconds: cpuSeconds() - cpuStart})
+				PeakRSSMiB: procStatusMiB("VmHWM"), RSSMiB: procStatusMiB("VmRSS"), CPUSeconds: cpuSeconds() - cpuStart,
+				PeakBeforeResyncMiB: b.peak, CPUBeforeResync: max(b.cpu-cpuStart, 0), ResyncDueNanos: due.UnixNano(), Resync: r})
 		case d := <-updates:
 			if d != contract.DomainHolders {
 				continue
@@ -119,6 +157,10 @@ func liveChild(url, mint string) error {
 				continue
 			}
 			ready, cpuStart = true, cpuSeconds()
+			if h.Live != nil {
+				due = h.Live.NextResyncAt
+				resyncDue <- due
+			}
 			if err := out.Encode(liveLine{Kind: "ready", Slot: h.Slot, Holders: h.Holders, AnchorSeconds: time.Since(started).Seconds(),
 				RSSMiB: procStatusMiB("VmRSS"), PeakRSSMiB: procStatusMiB("VmHWM")}); err != nil {
 				return err
@@ -157,7 +199,7 @@ func cpuSeconds() float64 {
 }
 
 // liveBench is the parent's side of the live path.
-func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, rate, seconds int) error {
+func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, rate, seconds int, resync time.Duration) error {
 	frame, err := notificationBytes(sim, simURL, mint)
 	if err != nil {
 		return fmt.Errorf("measuring a notification: %w", err)
@@ -166,7 +208,7 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "-impl", "live", "-url", simURL, "-mint", mint)
+	cmd := exec.Command(self, "-impl", "live", "-url", simURL, "-mint", mint, "-resync", resync.String())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -254,8 +296,10 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 		return errors.New("the live child ended without its figures")
 	}
 	truth, _ := sim.Truth(mint)
-	// Each change's latency: the first publication at or past its slot.
-	var lat []time.Duration
+	// Each change's latency: the first publication at or past its slot;
+	// those made before the resync was due apart from those after.
+	dueAt := time.Unix(0, done.ResyncDueNanos)
+	var lat, latResync []time.Duration
 	j := 0
 	for _, c := range changes {
 		for j < len(published) && published[j].Slot < c.slot {
@@ -264,26 +308,61 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 		if j == len(published) {
 			return fmt.Errorf("the change at slot %d was never published (last published slot %d)", c.slot, done.Slot)
 		}
-		lat = append(lat, time.Unix(0, published[j].AtNanos).Sub(c.at))
+		d := time.Unix(0, published[j].AtNanos).Sub(c.at)
+		if done.ResyncDueNanos == 0 || c.at.Before(dueAt) {
+			lat = append(lat, d)
+		} else {
+			latResync = append(latResync, d)
+		}
+	}
+	if len(lat) == 0 {
+		return errors.New("no change was made before the resync was due: raise -resync")
 	}
 	slices.Sort(lat)
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	slices.Sort(latResync)
+	pct := func(lat []time.Duration, p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
 	exact := "exact"
 	if done.Holders != uint64(truth.Holders) {
 		exact = fmt.Sprintf("WRONG (ledger %d)", truth.Holders)
 	}
-	perNote := time.Duration(done.CPUSeconds / float64(max(done.Notifications, 1)) * float64(time.Second))
+	// CPU per notification: until the resync was due, over the changes
+	// made until then (each a notification), so that the resync's
+	// enumeration is not counted in it.
+	cpu, notes := done.CPUSeconds, float64(done.Notifications)
+	if done.ResyncDueNanos != 0 {
+		cpu, notes = done.CPUBeforeResync, float64(len(lat))
+	}
+	perNote := time.Duration(cpu / max(notes, 1) * float64(time.Second))
 
 	achieved := float64(len(changes)) / elapsed.Seconds()
 	fmt.Printf("\nlive holders: %d changes in %s (%.0f a second made, %d asked), %d notifications applied, %d publications\n",
 		len(changes), elapsed, achieved, rate, done.Notifications, len(published))
 	fmt.Printf("\ndocs/benchmarks.md table (live):\n\n%s\n\n| figure | measured | target |\n|---|---|---|\n", stamp.Line("make bench-holders"))
 	fmt.Printf("| anchored (enumeration of %s accounts and the subscription) | %.2f s after start | |\n", stamp.Thousands(float64(before.TokenAccounts)), ready.AnchorSeconds)
-	fmt.Printf("| peak RSS of the collector (anchor and stream) | %.1f MiB (%.1f MiB at the end) | ≤ 128 MiB: %s |\n",
-		done.PeakRSSMiB, done.RSSMiB, verdict(done.PeakRSSMiB <= 128))
-	fmt.Printf("| change to published count, %s changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
-		stamp.Thousands(achieved), pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(0.99) <= time.Second))
-	fmt.Printf("| CPU per notification (decode and apply, publications included) | %s | |\n", perNote.Round(100*time.Nanosecond))
+	fmt.Printf("| peak RSS of the collector (anchor and stream, before the resync) | %.1f MiB | ≤ 128 MiB: %s |\n",
+		done.PeakBeforeResyncMiB, verdict(done.PeakBeforeResyncMiB <= 128))
+	fmt.Printf("| peak RSS with a resync (`HOLDERS_RESYNC` %s: the new tally beside the old until compared) | %.1f MiB (%.1f MiB at the end) | |\n",
+		resync, done.PeakRSSMiB, done.RSSMiB)
+	resyncRow := "none (the resync did not end within the stream)"
+	if r := done.Resync; r != nil {
+		resyncRow = fmt.Sprintf("live %s, enumerated %s at slot %d: differed", stamp.Thousands(float64(r.Live)), stamp.Thousands(float64(r.Enumerated)), r.Slot)
+		if r.Agreed {
+			resyncRow = fmt.Sprintf("agreed, %s holders at slot %d", stamp.Thousands(float64(r.Live)), r.Slot)
+		}
+	}
+	fmt.Printf("| the resync's comparison, during the stream | %s | agreed |\n", resyncRow)
+	fmt.Printf("| change to published count, %s changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s (the %s changes before the resync was due) | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
+		stamp.Thousands(achieved), stamp.Thousands(float64(len(lat))), pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(lat, 0.99) <= time.Second))
+	if len(latResync) > 0 {
+		fmt.Printf("| the same, the %s changes from the resync on (its enumeration holds the publications) | p50 %s, p99 %s, max %s | |\n",
+			stamp.Thousands(float64(len(latResync))), pct(latResync, 0.5).Round(time.Millisecond), pct(latResync, 0.99).Round(time.Millisecond), latResync[len(latResync)-1].Round(time.Millisecond))
+	}
+	fmt.Printf("| CPU per notification (decode and apply, publications included; before the resync) | %s | |\n", perNote.Round(100*time.Nanosecond))
 	fmt.Printf("| the count at the end | %s holders, %s | |\n", stamp.Thousands(float64(done.Holders)), exact)
 
 	// Bytes a day from the node at the defaults: scans every 15 minutes
@@ -297,6 +376,9 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	}
 	if exact != "exact" {
 		return fmt.Errorf("the live count ended at %d holders, the ledger has %d", done.Holders, truth.Holders)
+	}
+	if done.Resync != nil && !done.Resync.Agreed {
+		return fmt.Errorf("the resync differed: live %d, enumerated %d at slot %d", done.Resync.Live, done.Resync.Enumerated, done.Resync.Slot)
 	}
 	return nil
 }

@@ -74,16 +74,17 @@ func main() {
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of each run of ours (replayed) to this file")
 		rate     = flag.Int("rate", 1000, "live: holder changes a second")
 		seconds  = flag.Int("seconds", 30, "live: seconds of changes")
+		resync   = flag.Duration("resync", 25*time.Second, "live: the collector's HOLDERS_RESYNC, counted from its anchor's start (one resync in the last seconds of the stream at the default -seconds)")
 	)
 	flag.Parse()
 	var err error
 	switch {
 	case *impl == "live":
-		err = liveChild(*url, *mint)
+		err = liveChild(*url, *mint, *resync)
 	case *impl != "":
 		err = child(*impl, *url, *mint, *cpuprof)
 	default:
-		err = parent(*accounts, *only, *rounds, *cpuprof, *rate, *seconds)
+		err = parent(*accounts, *only, *rounds, *cpuprof, *rate, *seconds, *resync)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -110,7 +111,7 @@ func gpaOpts(mint string) *rpc.GetProgramAccountsOpts {
 	}
 }
 
-func parent(n int, only string, rounds int, cpuprofile string, rate, seconds int) error {
+func parent(n int, only string, rounds int, cpuprofile string, rate, seconds int, resync time.Duration) error {
 	ctx := context.Background()
 	mint := benchMint()
 	sim := solanasim.New()
@@ -182,7 +183,7 @@ func parent(n int, only string, rounds int, cpuprofile string, rate, seconds int
 		fmt.Printf("%-34s %9.2fs %14.0f %10.1f MiB %12d %8s\n", name, r.WallSeconds, r.AccountsPerSec, r.PeakRSSMiB, r.Holders, r.ComparedToTruth)
 	}
 	if only == "live" {
-		return liveBench(sim, simURL, mint, st.Size(), rate, seconds)
+		return liveBench(sim, simURL, mint, st.Size(), rate, seconds, resync)
 	}
 	if only != "" {
 		return checkExact(rows, truth)
@@ -205,7 +206,7 @@ func parent(n int, only string, rounds int, cpuprofile string, rate, seconds int
 	if err := checkExact(rows, truth); err != nil {
 		return err
 	}
-	return liveBench(sim, simURL, mint, st.Size(), rate, seconds)
+	return liveBench(sim, simURL, mint, st.Size(), rate, seconds, resync)
 }
 
 // checkExact fails unless every row counted the truth.
