@@ -147,6 +147,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.runLive(ctx) })
 	err := c.runner.Run(ctx)
 	wg.Wait()
+	c.live.bg.Wait()
 	return err
 }
 

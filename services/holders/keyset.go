@@ -83,7 +83,7 @@ func (s *keySet) find(k *Owner, h uint32) (uint32, bool) {
 		if v == 0 {
 			return 0, false
 		}
-		if v&^s.mask == tag && *s.key(v&s.mask-1) == *k {
+		if v&^s.mask == tag && *s.key(v&s.mask - 1) == *k {
 			return v&s.mask - 1, true
 		}
 	}
