@@ -359,7 +359,7 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	fmt.Printf("| change to published count, %s changes a second, `HOLDERS_PUBLISH_INTERVAL` 1 s (the %s changes before the resync was due) | p50 %s, p99 %s, max %s | p99 ≤ 1 s: %s |\n",
 		stamp.Thousands(achieved), stamp.Thousands(float64(len(lat))), pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), verdict(pct(lat, 0.99) <= time.Second))
 	if len(latResync) > 0 {
-		fmt.Printf("| the same, the %s changes from the resync on (its enumeration holds the publications) | p50 %s, p99 %s, max %s | |\n",
+		fmt.Printf("| the same, the %s changes from the resync on (its enumeration beside the publications) | p50 %s, p99 %s, max %s | |\n",
 			stamp.Thousands(float64(len(latResync))), pct(latResync, 0.5).Round(time.Millisecond), pct(latResync, 0.99).Round(time.Millisecond), latResync[len(latResync)-1].Round(time.Millisecond))
 	}
 	fmt.Printf("| CPU per notification (decode and apply, publications included; before the resync) | %s | |\n", perNote.Round(100*time.Nanosecond))
