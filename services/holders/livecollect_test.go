@@ -228,6 +228,29 @@ func TestCollectorLiveResync(t *testing.T) {
 	}
 }
 
+// TestCollectorLivePublishesDuringResync: a resync's enumeration runs
+// beside the publications. The node answers getProgramAccounts 20 s late
+// from the moment the resync is due; a holder change made meanwhile is
+// published live while the count is still anchored on the first
+// enumeration (the resync has not ended). When the enumeration ran in the
+// poll, no publication was made until it ended.
+func TestCollectorLivePublishesDuringResync(t *testing.T) {
+	tok := classicToken(150)
+	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = 5 * time.Second })
+	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+	lc.s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.Latency, Delay: 20 * time.Second})
+	time.Sleep(time.Until(first.Live.NextResyncAt) + time.Second) // the resync's enumeration is waiting on the node
+	lc.change(lc.s.OpenHolder(tok.Mint, 9))
+	h := lc.waitDoc("a change during the resync", contract.HoldersMethodLive, 0)
+	if h.Live.AnchorSlot != first.Live.AnchorSlot || h.Live.Resync != nil {
+		t.Fatalf("published anchored at slot %d (first %d), resync %+v: the resync ended, its enumeration was not delayed",
+			h.Live.AnchorSlot, first.Live.AnchorSlot, h.Live.Resync)
+	}
+	if h.Slot <= first.Slot {
+		t.Fatalf("published at slot %d, not after the anchor's %d", h.Slot, first.Slot)
+	}
+}
+
 // TestCollectorLiveStalledSocket: a socket that goes silent is dropped
 // after HOLDERS_WS_SILENCE and the live count with it: the changes made
 // meanwhile are published by an enumeration, and a new socket re-anchors
