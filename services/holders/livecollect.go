@@ -287,13 +287,7 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 		}
 		return collector.Result{}, true, true, err
 	}
-	c.metrics.done(doc, time.Since(now))
-	c.live.mu.Lock()
-	c.live.anchoredAt, c.live.nextResync = now.UTC(), now.Add(c.cfg.Resync)
-	c.live.anchorSeconds = float64(time.Since(now).Round(time.Millisecond)) / float64(time.Second)
-	c.live.mu.Unlock()
-	c.log.Info("holders anchored", "holders", doc.Holders, "token_accounts", doc.TokenAccounts, "slot", doc.Slot,
-		"duration", time.Since(now).String())
+	c.anchored(doc, now, "holders anchored")
 	lc, _, live := f.Take()
 	if !live {
 		return c.enumerationResult(doc, now), true, true, nil
@@ -315,30 +309,37 @@ func (c *Collector) startResync(ctx context.Context, f *Follower, now time.Time)
 	c.live.bg.Go(func() {
 		defer close(done)
 		doc, err := c.Anchor(ctx, f)
+		if err == nil {
+			c.anchored(doc, now, "holders re-anchored")
+		} else {
+			f.EndResync()
+			if ctx.Err() == nil {
+				c.log.Warn("holders resync failed; the live count goes on", "error", c.runner.Redactor.Redact(err.Error()))
+			}
+		}
 		c.live.mu.Lock()
 		c.live.resync = nil
 		if err != nil {
 			c.live.nextResync = now.Add(c.timing().Refresh)
 		} else {
-			c.live.anchoredAt, c.live.nextResync = now.UTC(), now.Add(c.cfg.Resync)
-			c.live.anchorSeconds = float64(time.Since(now).Round(time.Millisecond)) / float64(time.Second)
 			c.live.resynced = true
 		}
 		c.live.mu.Unlock()
-		switch {
-		case err == nil:
-			c.metrics.done(doc, time.Since(now))
-			c.log.Info("holders re-anchored", "holders", doc.Holders, "token_accounts", doc.TokenAccounts, "slot", doc.Slot,
-				"duration", time.Since(now).String())
-		case ctx.Err() == nil:
-			f.EndResync()
-			c.log.Warn("holders resync failed; the live count goes on", "error", c.runner.Redactor.Redact(err.Error()))
-		default:
-			f.EndResync()
-		}
 		c.runner.Poke(contract.DomainHolders)
 	})
 	return done
+}
+
+// anchored records an anchor whose enumeration (doc) started at started:
+// its metrics, when the next resync is due, and a log line (msg).
+func (c *Collector) anchored(doc contract.Holders, started time.Time, msg string) {
+	c.metrics.done(doc, time.Since(started))
+	c.live.mu.Lock()
+	c.live.anchoredAt, c.live.nextResync = started.UTC(), started.Add(c.cfg.Resync)
+	c.live.anchorSeconds = float64(time.Since(started).Round(time.Millisecond)) / float64(time.Second)
+	c.live.mu.Unlock()
+	c.log.Info(msg, "holders", doc.Holders, "token_accounts", doc.TokenAccounts, "slot", doc.Slot,
+		"duration", time.Since(started).String())
 }
 
 // takeResynced reports, once, that a resync ended with a new anchor
