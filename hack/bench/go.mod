@@ -17,6 +17,7 @@ require (
 	github.com/tokendata/tokendata/services/holders v0.0.0
 	github.com/tokendata/tokendata/shared v0.0.0
 	github.com/tokendata/tokendata/shared/simulator v0.0.0
+	github.com/tokendata/tokendata/shared/testkit v0.0.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // TestCacheTier runs the nginx config the chart renders (Debian's nginx)
@@ -305,17 +307,6 @@ func findNginx(t *testing.T) string {
 	return ""
 }
 
-// freeAddr returns a free loopback address.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
-
 // process is a child process with its output kept for failure messages.
 type process struct {
 	cmd  *exec.Cmd
@@ -394,7 +385,7 @@ func tail(s string, n int) string {
 func startStandalone(t *testing.T, env ...string) *process {
 	t.Helper()
 	bin := buildStandalone(t)
-	httpAddr, opsAddr := freeAddr(t), freeAddr(t)
+	httpAddr, opsAddr := freeport.Addr(t), freeport.Addr(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(withoutEnv(os.Environ(), "TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "REDIS_URL", "HTTP_ADDR", "OPS_ADDR", "DRAIN_DELAY", "LOG_LEVEL", "EDGE_CACHE_CONTROL_MARKET"),
 		"HTTP_ADDR="+httpAddr, "OPS_ADDR="+opsAddr, "DRAIN_DELAY=0s", "LOG_LEVEL=warn",
@@ -604,7 +595,7 @@ func startNginxProcess(t *testing.T, nginx, upstream string, values ...string) (
 			}
 		}
 	}
-	listen := freeAddr(t)
+	listen := freeport.Addr(t)
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(nginxConfig(t, listen, upstream, dir, values...)), 0o644); err != nil {
 		t.Fatal(err)

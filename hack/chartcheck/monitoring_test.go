@@ -22,6 +22,8 @@ import (
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // The monitoring the chart ships, checked offline (lint, promtool, the
@@ -489,7 +491,7 @@ var standaloneEnv = []string{"TOKEN_CONFIG", "TOKEN_MINT", "TOKEN_MAX_SUPPLY", "
 // waits until it answers /api/price.
 func runStandalone(t *testing.T, bin, name string, env []string) *standalone {
 	t.Helper()
-	httpAddr, opsAddr := freeAddr(t), freeAddr(t)
+	httpAddr, opsAddr := freeport.Addr(t), freeport.Addr(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(withoutEnv(os.Environ(), standaloneEnv...),
 		"HTTP_ADDR="+httpAddr, "OPS_ADDR="+opsAddr, "DRAIN_DELAY=0s", "LOG_LEVEL=warn", "MARKET_REFRESH=2s"), env...)
@@ -686,7 +688,7 @@ scrape_configs:
 	if out, err := exec.Command(findTool(t, "promtool"), "check", "config", cfgPath).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check config: %v\n%s", err, out)
 	}
-	addr := freeAddr(t)
+	addr := freeport.Addr(t)
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	p := &prometheus{process: start(t, cmd), base: "http://" + addr}

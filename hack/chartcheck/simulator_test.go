@@ -15,6 +15,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // TestSimulatorDemo runs the live demo the way the chart wires it, minus
@@ -29,7 +31,7 @@ func TestSimulatorDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the demo test waits for the simulated price to move")
 	}
-	rpcAddr, dexAddr := freeAddr(t), freeAddr(t)
+	rpcAddr, dexAddr := freeport.Addr(t), freeport.Addr(t)
 	rpcPort, dexPort := port(t, rpcAddr), port(t, dexAddr)
 	set := render(t, "-f", filepath.Join(chart.Dir, "ci", "simulator-values.yaml"),
 		"--set", "simulator.rpcPort="+rpcPort, "--set", "simulator.dexPort="+dexPort,

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // The CDN trial: the edge's caching headers under a shared cache that is
@@ -339,7 +341,7 @@ func findVarnishd(t *testing.T) string {
 func startVarnish(t *testing.T, varnishd, backend string) (string, string) {
 	t.Helper()
 	workDir := filepath.Join(t.TempDir(), "varnish")
-	listen := freeAddr(t)
+	listen := freeport.Addr(t)
 	// -j none: no privilege separation, so that root and non-root runs
 	// behave alike; -T none: no management port.
 	p := start(t, exec.Command(varnishd, "-F", "-j", "none", "-T", "none", "-n", workDir,

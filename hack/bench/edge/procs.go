@@ -17,18 +17,18 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/shared/store"
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // The processes the benches start and read: free ports, a readiness wait,
 // a process's RSS, and a real redis-server with the documents written.
 
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Take()
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
 }
 
 func waitHTTP(url string) error {

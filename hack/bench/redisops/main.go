@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/hack/bench/stamp"
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 func main() {
@@ -96,12 +97,11 @@ func (p *procs) stop() {
 }
 
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Take()
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
 }
 
 // baseEnv is the environment without the variables the run sets.

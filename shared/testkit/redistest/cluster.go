@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // NodeTimeout is the cluster-node-timeout of a Cluster: a master that
@@ -38,10 +40,10 @@ func StartCluster(tb testing.TB) *Cluster {
 	}
 	c := &Cluster{tb: tb}
 	for range 6 {
-		s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb)}
+		s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freeport.Port(tb)}
 		// The bus port is named: the default (port + 10000) may be taken
 		// or above 65535.
-		s.extra = []string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(freePort(tb)),
+		s.extra = []string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(freeport.Port(tb)),
 			"--cluster-node-timeout", strconv.Itoa(int(NodeTimeout / time.Millisecond)),
 			"--cluster-config-file", "nodes.conf"}
 		if err := s.start(); err != nil {

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // Server is one redis-server process owned by a test.
@@ -58,7 +60,7 @@ func start(tb testing.TB, password string) *Server {
 	if err != nil {
 		tb.Fatalf("redis-server is not installed: run `make test` (or hack/install-test-deps.sh) to install it: %v", err)
 	}
-	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb), password: password}
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freeport.Port(tb), password: password}
 	if err := s.start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -199,14 +201,4 @@ func roundTrip(c net.Conn, r *bufio.Reader, cmd, want string) error {
 		return fmt.Errorf("unexpected reply %q", line)
 	}
 	return nil
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("find a free port: %v", err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }

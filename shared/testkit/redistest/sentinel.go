@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // SentinelMaster is the master name the sentinels of StartSentinel watch.
@@ -38,8 +40,8 @@ func StartSentinel(tb testing.TB) *Sentinel {
 		tb.Fatalf("redis-server is not installed: run `make test` (or hack/install-test-deps.sh) to install it: %v", err)
 	}
 	s := &Sentinel{tb: tb}
-	master := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb)}
-	replica := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb)}
+	master := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freeport.Port(tb)}
+	replica := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freeport.Port(tb)}
 	replica.extra = []string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port)}
 	for _, n := range []*Server{master, replica} {
 		if err := n.start(); err != nil {
@@ -49,7 +51,7 @@ func StartSentinel(tb testing.TB) *Sentinel {
 		s.data = append(s.data, n)
 	}
 	for range 3 {
-		n := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freePort(tb)}
+		n := &Server{tb: tb, bin: bin, dir: tb.TempDir(), port: freeport.Port(tb)}
 		// A sentinel rewrites its configuration file: it must be its own.
 		conf := filepath.Join(n.dir, "sentinel.conf")
 		body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\n"+

@@ -24,6 +24,7 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator"
 	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 	"github.com/tokendata/tokendata/shared/testkit/golden"
 )
 
@@ -378,16 +379,6 @@ func startSimulate(t *testing.T, args ...string) (vars map[string]string, stderr
 	return vars, stderr, stop
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func rpc(t *testing.T, url, method string, params ...any) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -407,7 +398,7 @@ func rpc(t *testing.T, url, method string, params ...any) map[string]any {
 // the command line are what the simulator serves.
 func TestSimulateFlags(t *testing.T) {
 	clearEnv(t)
-	rpcPort, dexPort := freePort(t), freePort(t)
+	rpcPort, dexPort := freeport.Port(t), freeport.Port(t)
 	vars, _, stop := startSimulate(t, "--rpc-port", fmt.Sprint(rpcPort), "--dex-port", fmt.Sprint(dexPort),
 		"--program", "token", "--decimals", "9", "--accounts", "300", "--name", "Flag Token", "--symbol", "FLAG",
 		"--price-every", "0", "--supply-every", "0", "--fault", "dexscreener=pairs_empty", "--fault", "getProgramAccounts=rpc_method_not_found*1",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/logging"
+	"github.com/tokendata/tokendata/shared/testkit/freeport"
 )
 
 // The README's "serve your token" steps, end to end, against the
@@ -69,7 +70,7 @@ func exampleOnSimulator(t *testing.T, simArgs ...string) (path, text string) {
 // ends; it returns the API's base URL.
 func serve(t *testing.T) string {
 	t.Helper()
-	api, ops := freePort(t), freePort(t)
+	api, ops := freeport.Port(t), freeport.Port(t)
 	t.Setenv("HTTP_ADDR", "127.0.0.1:"+strconv.Itoa(api))
 	t.Setenv("OPS_ADDR", "127.0.0.1:"+strconv.Itoa(ops))
 	ctx, cancel := context.WithCancel(context.Background())
