@@ -10,12 +10,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -104,8 +106,17 @@ func (s *Server) start() error {
 	s.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if ping(s.Addr(), s.password) == nil {
+		pid, err := ping(s.Addr(), s.password)
+		if err == nil && pid == cmd.Process.Pid {
 			return nil
+		}
+		if err == nil {
+			// Another process's server holds the port (ours could not
+			// bind it): never hand a test someone else's data.
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			s.cmd = nil
+			return fmt.Errorf("redis-server on %s: the port is held by another redis-server (pid %d)", s.Addr(), pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -167,14 +178,14 @@ func (s *Server) Resume() {
 }
 
 // ping speaks just enough RESP to know the server is up (authenticating
-// first when it has a password).
-func ping(addr, password string) error {
+// first when it has a password) and returns its process id.
+func ping(addr, password string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
@@ -182,10 +193,34 @@ func ping(addr, password string) error {
 	if password != "" {
 		cmd := fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
 		if err := roundTrip(c, r, cmd, "+OK\r\n"); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return roundTrip(c, r, "PING\r\n", "+PONG\r\n")
+	if err := roundTrip(c, r, "PING\r\n", "+PONG\r\n"); err != nil {
+		return 0, err
+	}
+	// INFO server is one bulk string holding "process_id:<pid>".
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, err
+	}
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0, fmt.Errorf("INFO: unexpected reply %q", head)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("INFO server without process_id")
 }
 
 // roundTrip sends cmd and expects the reply line want.
