@@ -262,3 +262,38 @@ func TestDASAmountAbove2to53(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeProgramNotification: arbitrary account data never panics,
+// and is read only at a length the subscription's slice or a whole token
+// account has, the owner and amount from the bytes at their place.
+func FuzzDecodeProgramNotification(f *testing.F) {
+	mint := holders.Owner{9}
+	for _, n := range []int{40, 133, 134, 165, 166, 0, 39, 72} {
+		f.Add(bytes.Repeat([]byte{2}, n), false)
+		f.Add(append(append([]byte(nil), mint[:]...), bytes.Repeat([]byte{2}, max(n-32, 0))...), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, t22 bool) {
+		program := solanasim.ProgramToken.ID()
+		if t22 {
+			program = solanasim.Token2022ProgramID
+		}
+		msg := `{"jsonrpc":"2.0","method":"programNotification","params":{"result":{"context":{"slot":7},"value":{"pubkey":"` +
+			solanasim.ProgramToken.ID() + `","account":{"data":["` + base64.StdEncoding.EncodeToString(data) + `","base64"],"owner":"` +
+			program + `"}}},"subscription":3}}`
+		ch, err := holders.DecodeProgramNotification([]byte(msg), &mint, program)
+		if err != nil {
+			return
+		}
+		part := data
+		switch n := len(data); {
+		case n >= 165:
+			part = data[32:]
+		case !t22 && n == 40, t22 && (n == 133 || n == 134):
+		default:
+			t.Fatalf("read %d bytes of data (Token-2022 %v)", n, t22)
+		}
+		if ch.Slot != 7 || ch.Subscription != 3 || ch.Owner != holders.Owner(part[:32]) || ch.Amount != binary.LittleEndian.Uint64(part[32:40]) {
+			t.Fatalf("read %+v from %x", ch, data)
+		}
+	})
+}

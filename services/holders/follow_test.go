@@ -49,7 +49,7 @@ func startFollow(t *testing.T, tok solanasim.Token) *follow {
 		pubsub.Keep(ctx, pubsub.Config{URL: config.Secret("ws" + strings.TrimPrefix(url, "http")),
 			Ping: time.Second, Silence: 5 * time.Second, Backoff: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
 			MaxMessage: 1 << 20},
-			pubsub.Request{Method: "programSubscribe", Params: []any{n.program, n.config()}},
+			pubsub.Request{Method: "programSubscribe", Params: holders.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")},
 			pubsub.Hooks{
 				State: func(state string, _ error) {
 					if state == contract.SubscriptionConnected {

@@ -68,7 +68,7 @@ func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	sub := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe",
-		"params": []any{n.program, n.config()}}
+		"params": holders.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")}
 	if err := c.WriteJSON(sub); err != nil {
 		t.Fatal(err)
 	}
@@ -90,17 +90,6 @@ func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 		}
 	}()
 	return n
-}
-
-// config is the collector's: base64, finalized, the mint at offset 0,
-// and dataSize 165 for the classic program (Token-2022's by the mint
-// alone).
-func (n *liveNode) config() map[string]any {
-	filters := []any{map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": n.tok.Mint}}}
-	if n.tok.Program != solanasim.ProgramToken2022 {
-		filters = append(filters, map[string]any{"dataSize": 165})
-	}
-	return map[string]any{"commitment": "finalized", "encoding": "base64", "filters": filters}
 }
 
 // enumerate seeds a tally as the collector reads the ledger: its
@@ -369,20 +358,19 @@ func TestLiveLimit(t *testing.T) {
 }
 
 // TestDecodeProgramNotificationRefuses: what is not a token account of
-// the mint under the program is an error, never a change.
+// the mint under the program is an error, never a change; the slice the
+// subscription asks for and the whole account (a node that ignores the
+// slice) are both read.
 func TestDecodeProgramNotificationRefuses(t *testing.T) {
 	n := startLive(t, classicToken(20))
-	if _, k := n.record(n.s.OpenHolder(n.tok.Mint, 5)); k != 1 {
+	ch0, k := n.record(n.s.OpenHolder(n.tok.Mint, 5))
+	if k != 1 {
 		t.Fatal("one notification expected")
 	}
 	good := <-n.notes
 	ch, err := holders.DecodeProgramNotification(good, &n.mint, n.program)
-	if err != nil || ch.Amount != 5 || ch.Slot == 0 || ch.Subscription == 0 {
+	if err != nil || ch.Amount != 5 || ch.Slot == 0 || ch.Subscription == 0 || base58.Encode(ch.Owner[:]) != ch0.Accounts[0].Owner {
 		t.Fatalf("the simulator's notification: %+v %v", ch, err)
-	}
-	other := holders.Owner{7}
-	if _, err := holders.DecodeProgramNotification(good, &other, n.program); err == nil {
-		t.Error("an account of another mint was taken")
 	}
 	if _, err := holders.DecodeProgramNotification(good, &n.mint, solanasim.Token2022ProgramID); err == nil {
 		t.Error("an account of another program was taken")
@@ -395,24 +383,49 @@ func TestDecodeProgramNotificationRefuses(t *testing.T) {
 	account := value["account"].(map[string]any)
 	data := account["data"].([]any)
 	raw, _ := base64.StdEncoding.DecodeString(data[0].(string))
-	for name, mutate := range map[string]func(){
-		"short data":      func() { data[0] = base64.StdEncoding.EncodeToString(raw[:100]) },
-		"not base64":      func() { data[0] = "%%%" },
-		"base58 encoding": func() { data[1] = "base58" },
-		"bad pubkey":      func() { value["pubkey"] = "0OIl" },
-		"extended, not an account": func() {
-			data[0] = base64.StdEncoding.EncodeToString(append(append([]byte(nil), raw...), 1))
-		},
-		"another method": func() { m["method"] = "accountNotification" },
+	if len(raw) != 40 {
+		t.Fatalf("%d bytes of data, want the slice of 40 (owner and amount)", len(raw))
+	}
+	// whole is the account as a node that ignores dataSlice sends it.
+	whole := func(mint []byte, tail ...byte) string {
+		b := append(append(append([]byte(nil), mint...), raw...), make([]byte, 165-72)...)
+		return base64.StdEncoding.EncodeToString(append(b, tail...))
+	}
+	for name, tc := range map[string]struct {
+		mutate  func()
+		program string
+		ok      bool
+	}{
+		"the slice":                 {func() {}, n.program, true},
+		"whole":                     {func() { data[0] = whole(n.mint[:]) }, n.program, true},
+		"whole, extended":           {func() { data[0] = whole(n.mint[:], 2, 0, 0) }, n.program, true},
+		"whole, another mint":       {func() { data[0] = whole(make([]byte, 32)) }, n.program, false},
+		"whole, not an account":     {func() { data[0] = whole(n.mint[:], 1) }, n.program, false},
+		"short data":                {func() { data[0] = base64.StdEncoding.EncodeToString(raw[:39]) }, n.program, false},
+		"Token-2022's slice":        {func() { data[0] = base64.StdEncoding.EncodeToString(append(raw, make([]byte, 93)...)) }, solanasim.Token2022ProgramID, true},
+		"Token-2022's, type 2":      {func() { data[0] = base64.StdEncoding.EncodeToString(append(append(raw, make([]byte, 93)...), 2)) }, solanasim.Token2022ProgramID, true},
+		"Token-2022's, a mint":      {func() { data[0] = base64.StdEncoding.EncodeToString(append(append(raw, make([]byte, 93)...), 1)) }, solanasim.Token2022ProgramID, false},
+		"classic slice, Token-2022": {func() {}, solanasim.Token2022ProgramID, false},
+		"not base64":                {func() { data[0] = "%%%" }, n.program, false},
+		"base58 encoding":           {func() { data[1] = "base58" }, n.program, false},
+		"bad pubkey":                {func() { value["pubkey"] = "0OIl" }, n.program, false},
+		"another method":            {func() { m["method"] = "accountNotification" }, n.program, false},
 	} {
 		saved := [2]any{data[0], data[1]}
-		pk, method := value["pubkey"], m["method"]
-		mutate()
+		pk, method, owner := value["pubkey"], m["method"], account["owner"]
+		tc.mutate()
+		account["owner"] = tc.program
 		b, _ := json.Marshal(m)
-		if _, err := holders.DecodeProgramNotification(b, &n.mint, n.program); err == nil {
+		ch, err := holders.DecodeProgramNotification(b, &n.mint, tc.program)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: refused: %v", name, err)
+		case tc.ok && (ch.Amount != 5 || base58.Encode(ch.Owner[:]) != ch0.Accounts[0].Owner):
+			t.Errorf("%s: read %+v", name, ch)
+		case !tc.ok && err == nil:
 			t.Errorf("%s: taken", name)
 		}
-		data[0], data[1], value["pubkey"], m["method"] = saved[0], saved[1], pk, method
+		data[0], data[1], value["pubkey"], m["method"], account["owner"] = saved[0], saved[1], pk, method, owner
 	}
 }
 

@@ -128,20 +128,13 @@ func (c *Collector) follower() *Follower {
 	return c.live.f
 }
 
-// subscribe keeps the socket: programSubscribe with the enumeration's
-// filters (Token-2022's accounts by the mint alone: a subscription takes
-// one filter set), base64 (only the first 72 bytes are read) and the
-// reads' commitment, so that notifications and enumerations see one
-// ledger.
+// subscribe keeps the socket: programSubscribe (ProgramSubscribeParams)
+// with the enumeration's filters and the reads' commitment, so that
+// notifications and enumerations see one ledger.
 func (c *Collector) subscribe(ctx context.Context, program string) {
-	filters := []any{memcmpFilter{memcmp{Offset: 0, Bytes: c.mint}}}
-	if program == contract.ProgramIDToken {
-		filters = append([]any{dataSizeFilter{tokenAccountLen}}, filters...)
-	}
 	cfg := pubsub.Config{URL: c.live.url, Ping: c.cfg.WSPing, Silence: c.cfg.WSSilence,
 		Backoff: c.cfg.WSBackoff, BackoffMax: c.cfg.WSBackoffMax, MaxMessage: maxNotification}
-	req := pubsub.Request{Method: "programSubscribe", Params: []any{program,
-		map[string]any{"encoding": "base64", "commitment": c.cfg.Commitment, "filters": filters}}}
+	req := pubsub.Request{Method: "programSubscribe", Params: ProgramSubscribeParams(program, c.mint, c.cfg.Commitment)}
 	f := c.live.f
 	pubsub.Keep(ctx, cfg, req, pubsub.Hooks{
 		State: func(state string, cause error) {

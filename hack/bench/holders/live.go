@@ -388,7 +388,8 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 }
 
 // notificationBytes is the wire size of one programNotification of the
-// mint's token accounts (base64, as the collector subscribes), measured
+// mint's token accounts (as the collector subscribes: base64, the owner
+// and amount sliced), measured
 // on a socket of the parent's own over one holder change.
 func notificationBytes(sim *solanasim.Server, simURL, mint string) (int, error) {
 	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(simURL, "http"), nil)
@@ -399,9 +400,8 @@ func notificationBytes(sim *solanasim.Server, simURL, mint string) (int, error) 
 		return 0, err
 	}
 	defer func() { _ = conn.Close() }()
-	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe", "params": []any{solanasim.ProgramToken.ID(),
-		map[string]any{"encoding": "base64", "commitment": "processed", "filters": []any{
-			map[string]any{"dataSize": 165}, map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": mint}}}}}}
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe",
+		"params": holders.ProgramSubscribeParams(solanasim.ProgramToken.ID(), mint, "processed")}
 	if err := conn.WriteJSON(req); err != nil {
 		return 0, err
 	}
