@@ -65,7 +65,10 @@ type Config struct {
 	PublishInterval time.Duration `env:"PUBLISH_INTERVAL" doc:"With HOLDERS_LIVE, a changed holder count is published at most this often (and at least every HOLDERS_REFRESH when nothing changes)." envDefault:"2s" min:"100ms" max:"1m"`
 	// Resync is how often a live count is re-anchored by a full
 	// enumeration, compared with it at the same slot (HOLDERS_RESYNC).
-	Resync time.Duration `env:"RESYNC" doc:"With HOLDERS_LIVE, how often a full enumeration re-anchors the live count; the two counts are compared at the same slot and a difference is published as the holders_live_count_differed warning (the next resync then comes after HOLDERS_REFRESH)." envDefault:"6h" min:"1s" max:"720h"`
+	// The default, 30 h, reads a hundredth of the scans of the default
+	// HOLDERS_REFRESH (96 enumerations a day) up to about a change a
+	// second; a resync every few hours reads a twenty-fourth of them.
+	Resync time.Duration `env:"RESYNC" doc:"With HOLDERS_LIVE, how often a full enumeration re-anchors the live count; the two counts are compared at the same slot and a difference is published as the holders_live_count_differed warning (the next resync then comes after HOLDERS_REFRESH). The default reads about a hundredth of what scans every 15 minutes read; 6h checks the count more often for four times the reads." envDefault:"30h" min:"1s" max:"720h"`
 	// WSPing, WSSilence, WSBackoff and WSBackoffMax keep the socket as
 	// the supply collector keeps its own (shared/pubsub).
 	WSPing       time.Duration `env:"WS_PING" doc:"How often the holders collector pings its PubSub WebSocket (HOLDERS_LIVE)." envDefault:"10s" min:"10ms" max:"10m"`

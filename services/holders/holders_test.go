@@ -546,7 +546,7 @@ func TestConfig(t *testing.T) {
 		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
 		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20, CrossCheckMethod: contract.HoldersMethodGPA, CrossCheckEvery: 4,
 		CrossCheckChurnFloor: 5, CrossCheckChurnPer1000Slots: 500,
-		PublishInterval: 2 * time.Second, Resync: 6 * time.Hour, WSPing: 10 * time.Second, WSSilence: 30 * time.Second,
+		PublishInterval: 2 * time.Second, Resync: 30 * time.Hour, WSPing: 10 * time.Second, WSSilence: 30 * time.Second,
 		WSBackoff: time.Second, WSBackoffMax: time.Minute}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
