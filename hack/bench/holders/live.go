@@ -341,7 +341,7 @@ func liveBench(sim *solanasim.Server, simURL, mint string, responseBytes int64, 
 	perNote := time.Duration(cpu / max(notes, 1) * float64(time.Second))
 
 	achieved := float64(len(changes)) / elapsed.Seconds()
-	fmt.Printf("\nlive holders: %d changes in %s (%.0f a second made, %d asked), %d notifications applied, %d publications\n",
+	fmt.Printf("\nlive holders: %d changes in %s (%.0f a second made, %d asked), %d notifications applied since the last anchor, %d publications\n",
 		len(changes), elapsed, achieved, rate, done.Notifications, len(published))
 	fmt.Printf("\ndocs/benchmarks.md table (live):\n\n%s\n\n| figure | measured | target |\n|---|---|---|\n", stamp.Line("make bench-holders"))
 	fmt.Printf("| anchored (enumeration of %s accounts and the subscription) | %.2f s after start | |\n", stamp.Thousands(float64(before.TokenAccounts)), ready.AnchorSeconds)
