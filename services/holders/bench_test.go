@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
@@ -115,4 +116,33 @@ func BenchmarkLive(b *testing.B) {
 		slot++
 	}
 	b.ReportMetric(float64(l.Bytes())/(1<<20), "MiB")
+}
+
+// BenchmarkDecodeProgramNotification: one notification of a classic token
+// account, as the subscription asks for it (the owner and the amount) and
+// whole (a node that ignores dataSlice).
+func BenchmarkDecodeProgramNotification(b *testing.B) {
+	var mint holders.Owner
+	_, _ = rand.Read(mint[:])
+	owner := make([]byte, 40)
+	_, _ = rand.Read(owner[:32])
+	whole := append(append(append([]byte(nil), mint[:]...), owner...), make([]byte, 165-72)...)
+	program := solanasim.ProgramToken.ID()
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"sliced", owner}, {"whole", whole}} {
+		msg := []byte(`{"jsonrpc":"2.0","method":"programNotification","params":{"result":{"context":{"slot":300026152},"value":{"pubkey":"` +
+			program + `","account":{"lamports":2039280,"data":["` + base64.StdEncoding.EncodeToString(tc.data) + `","base64"],"owner":"` + program +
+			`","executable":false,"rentEpoch":18446744073709551615,"space":165}}},"subscription":24040}}`)
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := holders.DecodeProgramNotification(msg, &mint, program); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
