@@ -40,9 +40,7 @@ const accountTypeAccount = 2
 // (134 bytes, 133 for an account of 165 without extensions), so that an
 // account that is not a token account is still told apart. A node that
 // ignores the slice sends the whole account, which is read as well.
-const (
-	notifySliceLen2022 = tokenAccountLen + 1 - sliceOffset
-)
+const notifySliceLen2022 = tokenAccountLen + 1 - sliceOffset
 
 // ProgramSubscribeParams are the params of the collector's programSubscribe
 // to program's accounts of mint, at commitment: base64, the dataSlice
