@@ -102,6 +102,12 @@ func (k *counter) add(account, owner *Owner, amount uint64) error {
 	}
 	k.full <- b
 	k.cur = <-k.free
+	// The batch back may be the one the counting failed on: stop before
+	// filling it, so that a failure stops the decoder within the batches
+	// already handed over, however late the counter ran.
+	if k.failed.Load() {
+		return errCountFailed
+	}
 	return nil
 }
 
