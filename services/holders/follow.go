@@ -269,6 +269,15 @@ func (f *Follower) Take() (c LiveCount, changed, ok bool) {
 		Anchor: l.Anchor(), Seeded: l.Seeded(), Applied: l.Applied(), Resync: f.result, Comparing: f.prev != nil}, changed, true
 }
 
+// Compared makes a resync's comparison that can be made at now, and
+// returns the last comparison (nil before one).
+func (f *Follower) Compared(now time.Time) *contract.HoldersResync {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.compareLocked(now)
+	return f.result
+}
+
 // Due reports whether a poll has something to publish: the count changed
 // since the last Take, or a resync's comparison can be made.
 func (f *Follower) Due(now time.Time) bool {

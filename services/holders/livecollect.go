@@ -240,7 +240,15 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 		return collector.Result{}, false, false, nil
 	}
 	now := time.Now()
+	// The last resync's comparison, when it can be made, is made before
+	// the next resync is decided: a difference moves that one to
+	// HOLDERS_REFRESH on. Decided first, the next resync, due
+	// HOLDERS_RESYNC after the last one began (its comparison can come
+	// up to ResyncGrace after its enumeration), started in the very poll
+	// that published the difference and replaced it within milliseconds.
+	r := f.Compared(now)
 	c.live.mu.Lock()
+	c.noteResyncLocked(r)
 	due := !now.Before(c.live.nextResync)
 	running := c.live.resync
 	c.live.mu.Unlock()
@@ -375,22 +383,29 @@ func (c *Collector) awaitSubscription(ctx context.Context) {
 	}
 }
 
+// noteResyncLocked takes a resync's comparison r (nil: none yet) once: its
+// metrics, its log line, and after a difference the next resync, with
+// c.live.mu held.
+func (c *Collector) noteResyncLocked(r *contract.HoldersResync) {
+	if r == nil || r == c.live.lastResync {
+		return
+	}
+	c.live.lastResync = r
+	c.metrics.resynced(*r)
+	level := c.log.Info
+	if !r.Agreed {
+		level = c.log.Warn
+		// A difference is checked again HOLDERS_REFRESH after the
+		// comparison, not in HOLDERS_RESYNC.
+		c.live.nextResync = r.CheckedAt.Add(c.timing().Refresh)
+	}
+	level("holders resync compared", "agreed", r.Agreed, "live", r.Live, "enumerated", r.Enumerated, "slot", r.Slot)
+}
+
 // liveResult is the document of the live count lc.
 func (c *Collector) liveResult(lc LiveCount) collector.Result {
 	c.live.mu.Lock()
-	if r := lc.Resync; r != nil && r != c.live.lastResync {
-		c.live.lastResync = r
-		c.metrics.resynced(*r)
-		level := c.log.Info
-		if !r.Agreed {
-			level = c.log.Warn
-			// A difference is checked again soon, not in HOLDERS_RESYNC.
-			if soon := r.CheckedAt.Add(c.timing().Refresh); soon.Before(c.live.nextResync) {
-				c.live.nextResync = soon
-			}
-		}
-		level("holders resync compared", "agreed", r.Agreed, "live", r.Live, "enumerated", r.Enumerated, "slot", r.Slot)
-	}
+	c.noteResyncLocked(lc.Resync)
 	var rec []contract.LedgerSubscription
 	if !c.live.notedAt.IsZero() && lc.Applied > 0 {
 		at := c.live.notedAt.UTC()

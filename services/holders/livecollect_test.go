@@ -324,7 +324,8 @@ func TestCollectorLiveRefused(t *testing.T) {
 // TestCollectorLiveResyncFindsADifference: a notification the node lost
 // without a word leaves the live count one holder short; the next resync
 // finds it at one slot, publishes the enumeration's count with the
-// difference (resync agreed false, the warning) and follows it from there.
+// difference (resync agreed false, the warning) and follows it from there;
+// the next resync comes HOLDERS_REFRESH after the comparison.
 func TestCollectorLiveResyncFindsADifference(t *testing.T) {
 	tok := classicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = 3 * time.Second })
@@ -340,6 +341,15 @@ func TestCollectorLiveResyncFindsADifference(t *testing.T) {
 			}
 			if len(h.Warnings) != 1 || h.Warnings[0].Code != contract.WarnHoldersLiveDiffered || !strings.Contains(h.Warnings[0].Message, "differed") {
 				t.Fatalf("warnings: %+v", h.Warnings)
+			}
+			// Checked again HOLDERS_REFRESH after the comparison. The
+			// comparison came ResyncGrace after the enumeration (the
+			// lost notification's slot never arrives), past the next
+			// resync's due time: that one began in the poll that
+			// published the difference and replaced it at once.
+			refresh := contract.DefaultTimings[contract.DomainHolders].Refresh
+			if d := h.Live.NextResyncAt.Sub(r.CheckedAt) - refresh; d < -time.Millisecond || d > time.Millisecond {
+				t.Fatalf("a difference checked at %s, the next resync at %s: want HOLDERS_REFRESH (%s) after it", r.CheckedAt, h.Live.NextResyncAt, refresh)
 			}
 			break
 		}
