@@ -230,6 +230,34 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 	})
 
+	// The holders collector follows the count live by default
+	// (HOLDERS_LIVE auto): its socket to the node's PubSub goes through
+	// the NetworkPolicies, and a new holder on the ledger reaches the API
+	// from its notification, not from an enumeration (HOLDERS_REFRESH is
+	// minutes).
+	t.Run("holders live", func(t *testing.T) {
+		api := startPortForward(t, n, "svc/"+nodeRelease+"-tokendata-edge", 8080)
+		var h nodeHolders
+		if !waitFor(2*time.Minute, time.Second, func() bool { h = readNodeHolders(api); return h.Method == "live" }) {
+			t.Fatalf("/api/holders never became live: %+v", h)
+		}
+		before := h
+		start := time.Now()
+		change := postHolderChange(t, sim, "new?amount=1000")
+		if !waitFor(30*time.Second, 100*time.Millisecond, func() bool {
+			h = readNodeHolders(api)
+			return h.Method == "live" && h.Slot >= change.Slot
+		}) {
+			t.Fatalf("/api/holders never reached the new holder's slot %d: before %+v, now %+v", change.Slot, before, h)
+		}
+		took := time.Since(start)
+		if h.Holders != before.Holders+1 || h.Live.AnchorSlot != before.Live.AnchorSlot {
+			t.Errorf("after a new holder at slot %d: %+v, want %d holders on the same anchor as %+v", change.Slot, h, before.Holders+1, before)
+		}
+		rep.add("holders live (anchored at slot %d, through the NetworkPolicies): a new holder in /api/holders %s after the ledger's change",
+			h.Live.AnchorSlot, took.Round(10*time.Millisecond))
+	})
+
 	t.Run("helm test", func(t *testing.T) {
 		start := time.Now()
 		out, err := n.Helm(ctx, "test", nodeRelease, "-n", nodeNamespace, "--timeout", "3m")
@@ -855,6 +883,48 @@ func burn(t *testing.T, simURL string, amount uint64) string {
 		t.Fatalf("burn: %d %v", resp.StatusCode, err)
 	}
 	return out.Supply
+}
+
+// nodeHolders is what the node test reads of /api/holders.
+type nodeHolders struct {
+	Method  string `json:"method"`
+	Holders uint64 `json:"holders"`
+	Slot    uint64 `json:"slot"`
+	Live    struct {
+		AnchorSlot uint64 `json:"anchor_slot"`
+	} `json:"live"`
+}
+
+// readNodeHolders reads /api/holders from api; the zero value when it
+// cannot.
+func readNodeHolders(api string) nodeHolders {
+	var h nodeHolders
+	resp, err := http.Get(api + "/api/holders")
+	if err != nil {
+		return h
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode == http.StatusOK {
+		_ = json.NewDecoder(resp.Body).Decode(&h)
+	}
+	return h
+}
+
+// postHolderChange makes a holder change on the simulator's ledger
+// (POST /_simulator/holders/<change>) and returns its slot.
+func postHolderChange(t *testing.T, simURL, change string) (out struct {
+	Slot uint64 `json:"slot"`
+}) {
+	t.Helper()
+	resp, err := http.Post(simURL+"/_simulator/holders/"+change, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Slot == 0 {
+		t.Fatalf("holders/%s: %d %v", change, resp.StatusCode, err)
+	}
+	return out
 }
 
 // units writes base units as the decimal the API serves: trailing zeros

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
+
+// LiveAuto is HOLDERS_LIVE's default: live where the method can anchor
+// it (LiveOn).
+const LiveAuto = "auto"
 
 // Program choices of HOLDERS_PROGRAM.
 const (
@@ -51,11 +56,12 @@ type Config struct {
 	// least 4 MiB, the empty set and its first chunk of keys).
 	MaxMemoryBytes int64 `env:"MAX_MEMORY_BYTES" doc:"Most memory the owner set may take (37 to 43 bytes a holder; 192 MiB is about 4.5 million holders; the process peaks near twice it); past it enumeration_too_large." envDefault:"201326592" min:"4194304"`
 
-	// Live turns on the live count (HOLDERS_LIVE): a programSubscribe
-	// subscription to the mint's token accounts on HOLDERS_WS_URL,
+	// Live is auto, true or false (HOLDERS_LIVE): the live count, a
+	// programSubscribe of the mint's token accounts kept exact and
 	// anchored on a getProgramAccounts enumeration (live.go, follow.go,
-	// livecollect.go).
-	Live bool `env:"LIVE" doc:"Follow the holder count live: subscribe to the mint's token accounts (programSubscribe) on HOLDERS_WS_URL and keep the count of the last enumeration exact from the notifications, publishing a change within HOLDERS_PUBLISH_INTERVAL; a full enumeration then runs only every HOLDERS_RESYNC (and after a gap in the stream). Needs HOLDERS_METHOD=getProgramAccounts. A node that refuses the subscription keeps the scans of HOLDERS_REFRESH." envDefault:"false"`
+	// livecollect.go). auto follows it with getProgramAccounts and scans
+	// with das (LiveOn); true requires getProgramAccounts.
+	Live string `env:"LIVE" doc:"Follow the holder count live: subscribe to the mint's token accounts (programSubscribe) on HOLDERS_WS_URL and keep the count of the last enumeration exact from the notifications, publishing a change within HOLDERS_PUBLISH_INTERVAL; a full enumeration then runs only every HOLDERS_RESYNC (and after a gap in the stream). auto: live with HOLDERS_METHOD=getProgramAccounts, scans with das (which has no subscription to anchor on); true: live, and HOLDERS_METHOD must be getProgramAccounts; false: scans every HOLDERS_REFRESH. A node that refuses the subscription, or whose socket never connects, keeps the scans of HOLDERS_REFRESH." envDefault:"auto"`
 	// WSURL is the PubSub URL of the holders node (HOLDERS_WS_URL,
 	// secret); empty: HOLDERS_RPC_URL's (or SOLANA_RPC_URL's) with https
 	// turned into wss and http into ws.
@@ -86,7 +92,7 @@ type Config struct {
 	// CrossCheckEvery is how many polls apart two cross-checks are: 1
 	// checks every poll (HOLDERS_CROSSCHECK_EVERY). After a check that did
 	// not agree the next poll checks again.
-	CrossCheckEvery int `env:"CROSSCHECK_EVERY" doc:"Cross-check every N-th poll (the first poll checks; 4 with the 15-minute HOLDERS_REFRESH is hourly); after a check that did not agree, the next poll checks again." envDefault:"4" min:"1" max:"1000"`
+	CrossCheckEvery int `env:"CROSSCHECK_EVERY" doc:"Cross-check every N-th poll (the first poll checks; 4 with the 15-minute HOLDERS_REFRESH is hourly); after a check that did not agree, the next poll checks again. With a live count (HOLDERS_LIVE): every N × HOLDERS_REFRESH, beside the polls, and HOLDERS_REFRESH after a check that did not agree." envDefault:"4" min:"1" max:"1000"`
 	// CrossCheckChurnFloor is the difference two counts at the same slot
 	// may show (HOLDERS_CROSSCHECK_CHURN_FLOOR): an enumeration is not one
 	// snapshot (DAS pages, Token-2022's two queries).
@@ -113,6 +119,9 @@ func LoadConfig() (Config, error) {
 // Validate checks every field and names the variable at fault.
 func (c Config) Validate() error {
 	errs := []error{config.CheckBounds(c, "HOLDERS_")}
+	if _, _, err := c.liveMode(); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.Program {
 	case ProgramAuto, ProgramToken, ProgramToken2022:
 	default:
@@ -145,6 +154,36 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("HOLDERS_COMMITMENT: %q is not processed, confirmed or finalized", c.Commitment))
 	}
 	return errors.Join(errs...)
+}
+
+// liveMode reads HOLDERS_LIVE: auto gives set false; true or false
+// (any spelling strconv.ParseBool takes, as when it was a boolean) give
+// set true and the value.
+func (c Config) liveMode() (on, set bool, err error) {
+	if c.Live == LiveAuto {
+		return false, false, nil
+	}
+	on, err = strconv.ParseBool(c.Live)
+	if err != nil {
+		return false, false, fmt.Errorf("HOLDERS_LIVE: %q is not auto, true or false", c.Live)
+	}
+	return on, true, nil
+}
+
+// LiveOn says whether the collector keeps a live count with the
+// enumeration method (HOLDERS_METHOD): with HOLDERS_LIVE auto, where the
+// method anchors it (getProgramAccounts); true with das is an error.
+func (c Config) LiveOn(method string) (bool, error) {
+	on, set, err := c.liveMode()
+	switch {
+	case err != nil:
+		return false, err
+	case !set:
+		return method == contract.HoldersMethodGPA, nil
+	case on && method != contract.HoldersMethodGPA:
+		return false, fmt.Errorf("HOLDERS_LIVE: the live count is anchored on getProgramAccounts enumerations, and HOLDERS_METHOD is %s: set HOLDERS_METHOD=%s, or HOLDERS_LIVE=auto or false", method, contract.HoldersMethodGPA)
+	}
+	return on, nil
 }
 
 // checkWSURL checks an absolute ws:// or wss:// URL, never quoting it

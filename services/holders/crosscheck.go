@@ -2,7 +2,9 @@ package holders
 
 // The cross-check (issue 27, rule 6): with HOLDERS_CROSSCHECK_RPC_URL set,
 // every HOLDERS_CROSSCHECK_EVERY-th poll counts the holders a second time
-// from that source, right after the primary's count, and compares the two.
+// from that source, right after the primary's count, and compares the two
+// (with a live count: every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH,
+// beside the polls).
 // Two counts at slots d apart may differ by the churn those slots allow,
 // floor + ceil(per1000 × d / 1000) (docs/decisions.md); beyond it the
 // verdict is disagree: the primary's count is still the one published
@@ -34,6 +36,8 @@ type crossCheck struct {
 	// last is the last check (adopted from the published document at
 	// start); nil before the first.
 	last *contract.HoldersCheck
+	// running is set while a live count's check runs beside the polls.
+	running bool
 }
 
 // maxReason bounds a cross-check's reason (it may quote a node's error).
@@ -42,9 +46,14 @@ const maxReason = 400
 // crossCheck counts the holders from the second source when a check is
 // due and returns res with the document's cross-check (and warning) set.
 // The second source's failure never fails the poll: the verdict is then
-// not_checked. Only polls that enumerated count towards a check (a live
-// count's polls read nothing from the node, and come every
-// HOLDERS_PUBLISH_INTERVAL): the others carry the last check.
+// not_checked. After an enumeration a check is due every
+// HOLDERS_CROSSCHECK_EVERY-th such poll, in the poll. A live count's
+// polls read nothing from the node and come every
+// HOLDERS_PUBLISH_INTERVAL, so for them a check is due by time, every
+// HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH (the same hour as the scans'
+// every fourth poll), and runs beside the polls, as a resync does: the
+// second source's enumeration holds no publication; its end pokes a poll,
+// which publishes it. The polls between carry the last check.
 func (c *Collector) crossCheck(ctx context.Context, res collector.Result, enumerated bool) collector.Result {
 	doc, ok := res.Doc.(contract.Holders)
 	if !ok {
@@ -58,38 +67,82 @@ func (c *Collector) crossCheck(ctx context.Context, res collector.Result, enumer
 	}
 	if enumerated {
 		x.polls++
-	}
-	if enumerated && (x.last == nil || x.last.Verdict != contract.HoldersAgreed || x.polls >= c.cfg.CrossCheckEvery) {
-		x.polls = 0
-		started := time.Now()
-		second, err := c.count(ctx, x.src, started)
-		chk := compareCounts(doc, second, err, c.cfg.CrossCheckChurnFloor, c.cfg.CrossCheckChurnPer1000Slots)
-		if err != nil {
-			chk.Reason = config.Redact(chk.Reason, c.secret, c.cfg.CrossCheckRPCURL)
-			if len(chk.Reason) > maxReason {
-				chk.Reason = chk.Reason[:maxReason]
-			}
+		if x.last == nil || x.last.Verdict != contract.HoldersAgreed || x.polls >= c.cfg.CrossCheckEvery {
+			x.polls = 0
+			x.last = c.checkSecond(ctx, doc)
 		}
-		chk.CheckedAt = started.UTC()
-		x.last = &chk
-		c.metrics.crossChecked(chk)
-		level := c.log.Info
-		if chk.Verdict != contract.HoldersAgreed {
-			level = c.log.Warn
-		}
-		level("holders cross-checked", "verdict", chk.Verdict, "primary", chk.Primary.Holders, "primary_slot", chk.Primary.Slot,
-			"secondary", chk.Secondary.Holders, "secondary_slot", chk.Secondary.Slot, "allowed_churn", chk.AllowedChurn,
-			"duration", time.Since(started).String())
+	} else if !x.running && !c.resyncRunning() && c.liveCheckDue(x.last, time.Now()) {
+		x.running = true
+		c.live.bg.Go(func() {
+			chk := c.checkSecond(ctx, doc)
+			x.mu.Lock()
+			x.last, x.running = chk, false
+			x.mu.Unlock()
+			c.runner.Poke(contract.DomainHolders)
+		})
 	}
 	if x.last != nil {
 		chk := *x.last
 		doc.CrossCheck = &chk
 		if chk.Verdict == contract.HoldersDisagree {
-			doc.Warnings = []contract.Warning{{Code: contract.WarnHoldersSourcesDisagree, Message: chk.Reason}}
+			doc.Warnings = append(doc.Warnings, contract.Warning{Code: contract.WarnHoldersSourcesDisagree, Message: chk.Reason})
 		}
 	}
 	res.Doc = doc
 	return res
+}
+
+// crossRunning says whether a live count's check runs now: a resync
+// waits for it (and it for a resync), so that the process holds at most
+// one enumeration's set beside the live tally.
+func (c *Collector) crossRunning() bool {
+	if c.cross == nil {
+		return false
+	}
+	c.cross.mu.Lock()
+	defer c.cross.mu.Unlock()
+	return c.cross.running
+}
+
+// liveCheckDue says whether a live count's poll at now is due a check:
+// HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH after the last began, or
+// HOLDERS_REFRESH after one that did not agree (a tenth of HOLDERS_REFRESH
+// early, as the polls that come every HOLDERS_REFRESH may).
+func (c *Collector) liveCheckDue(last *contract.HoldersCheck, now time.Time) bool {
+	if last == nil {
+		return true
+	}
+	refresh := c.timing().Refresh
+	every := time.Duration(c.cfg.CrossCheckEvery) * refresh
+	if last.Verdict != contract.HoldersAgreed {
+		every = refresh
+	}
+	return now.Sub(last.CheckedAt) >= every-refresh/10
+}
+
+// checkSecond counts the holders from the second source and compares them
+// with doc's: the check, logged and in the metrics.
+func (c *Collector) checkSecond(ctx context.Context, doc contract.Holders) *contract.HoldersCheck {
+	x := c.cross
+	started := time.Now()
+	second, err := c.count(ctx, x.src, started)
+	chk := compareCounts(doc, second, err, c.cfg.CrossCheckChurnFloor, c.cfg.CrossCheckChurnPer1000Slots)
+	if err != nil {
+		chk.Reason = config.Redact(chk.Reason, c.secret, c.cfg.CrossCheckRPCURL)
+		if len(chk.Reason) > maxReason {
+			chk.Reason = chk.Reason[:maxReason]
+		}
+	}
+	chk.CheckedAt = started.UTC()
+	c.metrics.crossChecked(chk)
+	level := c.log.Info
+	if chk.Verdict != contract.HoldersAgreed {
+		level = c.log.Warn
+	}
+	level("holders cross-checked", "verdict", chk.Verdict, "primary", chk.Primary.Holders, "primary_slot", chk.Primary.Slot,
+		"secondary", chk.Secondary.Holders, "secondary_slot", chk.Secondary.Slot, "allowed_churn", chk.AllowedChurn,
+		"duration", time.Since(started).String())
+	return &chk
 }
 
 // publishedCheck is the cross-check of the document last published (after

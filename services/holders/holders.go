@@ -69,8 +69,9 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	if common.HoldersMethod != contract.HoldersMethodGPA && common.HoldersMethod != contract.HoldersMethodDAS {
 		return nil, fmt.Errorf("HOLDERS_METHOD: %q is not %s or %s", common.HoldersMethod, contract.HoldersMethodGPA, contract.HoldersMethodDAS)
 	}
-	if cfg.Live && common.HoldersMethod != contract.HoldersMethodGPA {
-		return nil, fmt.Errorf("HOLDERS_LIVE: the live count is anchored on getProgramAccounts enumerations, and HOLDERS_METHOD is %s: set HOLDERS_METHOD=%s or HOLDERS_LIVE=false", common.HoldersMethod, contract.HoldersMethodGPA)
+	live, err := cfg.LiveOn(common.HoldersMethod)
+	if err != nil {
+		return nil, err
 	}
 	if err := config.CheckAddress(token.Mint); err != nil {
 		return nil, fmt.Errorf("mint: %w", err)
@@ -133,7 +134,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 			Poll: c.Enumerate,
 		}},
 	}
-	c.initLive(common)
+	c.initLive(common, live)
 	return c, nil
 }
 

@@ -91,6 +91,12 @@ func newCollector(t testing.TB, s setup) fixture {
 	if s.cfg == (holders.Config{}) {
 		s.cfg = holders.DefaultConfig()
 	}
+	if s.cfg.Live == holders.LiveAuto {
+		// These tests call Enumerate, never Run: the scans. The live
+		// count's tests set HOLDERS_LIVE=true (livecollect_test.go), and
+		// TestLiveOn what auto means.
+		s.cfg.Live = "false"
+	}
 	if s.backend == nil {
 		mem := store.NewMemory()
 		t.Cleanup(func() { _ = mem.Close() })
@@ -529,6 +535,7 @@ func TestConfig(t *testing.T) {
 		"HOLDERS_WS_BACKOFF_MAX":                  func(c *holders.Config) { c.WSBackoffMax = c.WSBackoff / 2 },
 		"HOLDERS_PUBLISH_INTERVAL":                func(c *holders.Config) { c.PublishInterval = time.Millisecond },
 		"HOLDERS_RESYNC":                          func(c *holders.Config) { c.Resync = 0 },
+		"HOLDERS_LIVE":                            func(c *holders.Config) { c.Live = "yes" },
 	} {
 		c := holders.DefaultConfig()
 		mut(&c)
@@ -544,7 +551,7 @@ func TestConfig(t *testing.T) {
 	}
 	if d := holders.DefaultConfig(); d != (holders.Config{RPCTimeout: 5 * time.Minute, Program: "auto", DASPageLimit: 1000,
 		Gzip: true, Commitment: "confirmed", ProgressInterval: 10 * time.Second,
-		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20, CrossCheckMethod: contract.HoldersMethodGPA, CrossCheckEvery: 4,
+		MaxAccounts: 20_000_000, MaxMemoryBytes: 192 << 20, Live: holders.LiveAuto, CrossCheckMethod: contract.HoldersMethodGPA, CrossCheckEvery: 4,
 		CrossCheckChurnFloor: 5, CrossCheckChurnPer1000Slots: 500,
 		PublishInterval: 2 * time.Second, Resync: 30 * time.Hour, WSPing: 10 * time.Second, WSSilence: 30 * time.Second,
 		WSBackoff: time.Second, WSBackoffMax: time.Minute}) {
@@ -558,11 +565,49 @@ func TestConfig(t *testing.T) {
 		t.Errorf("bad method: %v", err)
 	}
 	live := holders.DefaultConfig()
-	live.Live = true
+	live.Live = "true"
 	_, err = holders.New(config.Common{SolanaRPCURL: "http://127.0.0.1:1", HoldersMethod: contract.HoldersMethodDAS},
 		config.Token{Mint: classicMint}, live, collector.Deps{Store: store.New(mem, classicMint)})
 	if err == nil || !strings.Contains(err.Error(), "HOLDERS_LIVE") || !strings.Contains(err.Error(), "HOLDERS_METHOD=getProgramAccounts") {
 		t.Errorf("live with das: %v", err)
+	}
+}
+
+// TestLiveOn: HOLDERS_LIVE auto (the default) is live where the method
+// anchors it, getProgramAccounts, and scans with das; true with das is
+// an error that says what to set; the boolean spellings of before hold.
+func TestLiveOn(t *testing.T) {
+	for _, tc := range []struct {
+		live, method string
+		on           bool
+		err          string
+	}{
+		{holders.LiveAuto, contract.HoldersMethodGPA, true, ""},
+		{holders.LiveAuto, contract.HoldersMethodDAS, false, ""},
+		{"true", contract.HoldersMethodGPA, true, ""},
+		{"1", contract.HoldersMethodGPA, true, ""},
+		{"TRUE", contract.HoldersMethodGPA, true, ""},
+		{"false", contract.HoldersMethodGPA, false, ""},
+		{"0", contract.HoldersMethodGPA, false, ""},
+		{"false", contract.HoldersMethodDAS, false, ""},
+		{"true", contract.HoldersMethodDAS, false, "HOLDERS_METHOD=getProgramAccounts, or HOLDERS_LIVE=auto or false"},
+		{"Auto", contract.HoldersMethodGPA, false, `HOLDERS_LIVE: "Auto" is not auto, true or false`},
+		{"", contract.HoldersMethodGPA, false, `HOLDERS_LIVE: "" is not auto, true or false`},
+	} {
+		c := holders.DefaultConfig()
+		c.Live = tc.live
+		on, err := c.LiveOn(tc.method)
+		if on != tc.on || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("HOLDERS_LIVE=%q with %s: %v, %v; want %v, %q", tc.live, tc.method, on, err, tc.on, tc.err)
+		}
+	}
+	t.Setenv("HOLDERS_LIVE", "false")
+	if c, err := holders.LoadConfig(); err != nil || c.Live != "false" {
+		t.Errorf("HOLDERS_LIVE=false: %q, %v", c.Live, err)
+	}
+	t.Setenv("HOLDERS_LIVE", "on")
+	if _, err := holders.LoadConfig(); err == nil || !strings.Contains(err.Error(), `HOLDERS_LIVE: "on" is not auto, true or false`) {
+		t.Errorf("HOLDERS_LIVE=on: %v", err)
 	}
 }
 

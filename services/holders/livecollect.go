@@ -74,8 +74,9 @@ type liveCount struct {
 	notedAt time.Time
 }
 
-func (c *Collector) initLive(common config.Common) {
-	if !c.cfg.Live {
+// initLive sets up the live count when on (Config.LiveOn).
+func (c *Collector) initLive(common config.Common, on bool) {
+	if !on {
 		return
 	}
 	u := c.cfg.WSURL
@@ -247,9 +248,10 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 	// up to ResyncGrace after its enumeration), started in the very poll
 	// that published the difference and replaced it within milliseconds.
 	r := f.Compared(now)
+	checking := c.crossRunning()
 	c.live.mu.Lock()
 	c.noteResyncLocked(r)
-	due := !now.Before(c.live.nextResync)
+	due := !now.Before(c.live.nextResync) && !checking
 	running := c.live.resync
 	c.live.mu.Unlock()
 	if due && running == nil && f.Following() {
@@ -341,6 +343,13 @@ func (c *Collector) anchored(doc contract.Holders, started time.Time, msg string
 	c.live.mu.Unlock()
 	c.log.Info(msg, "holders", doc.Holders, "token_accounts", doc.TokenAccounts, "slot", doc.Slot,
 		"duration", time.Since(started).String())
+}
+
+// resyncRunning says whether a resync's enumeration runs now.
+func (c *Collector) resyncRunning() bool {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	return c.live.resync != nil
 }
 
 // takeResynced reports, once, that a resync ended with a new anchor

@@ -37,7 +37,7 @@ func startLiveCollector(t *testing.T, tok solanasim.Token, tune func(*holders.Co
 	n.mint = mintOf(t, tok.Mint)
 	n.enumerate() // the test's record of the accounts
 	cfg := holders.DefaultConfig()
-	cfg.Live, cfg.Commitment = true, "finalized"
+	cfg.Live, cfg.Commitment = "true", "finalized"
 	cfg.PublishInterval = 100 * time.Millisecond
 	cfg.WSPing, cfg.WSSilence = 200*time.Millisecond, 2*time.Second
 	cfg.WSBackoff, cfg.WSBackoffMax = 20*time.Millisecond, 200*time.Millisecond
@@ -290,7 +290,7 @@ func TestCollectorLiveRefused(t *testing.T) {
 	}
 	url += "/?api-key=" + apiKey
 	cfg := holders.DefaultConfig()
-	cfg.Live, cfg.Commitment = true, "finalized"
+	cfg.Live, cfg.Commitment = "true", "finalized"
 	cfg.WSBackoff, cfg.WSBackoffMax = 20*time.Millisecond, 100*time.Millisecond
 	fx := newCollector(t, setup{url: url, mint: tok.Mint, cfg: cfg})
 	done := make(chan struct{})

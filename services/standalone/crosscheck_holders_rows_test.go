@@ -71,6 +71,7 @@ func startHolders(t *testing.T, seed uint64) *holdersRows {
 // only) and the warnings.
 type holdersSeen struct {
 	count    uint64
+	method   string
 	verdict  string
 	reason   string
 	warnings []contract.Warning
@@ -84,6 +85,7 @@ func (h *holdersRows) read(t *testing.T) map[string]holdersSeen {
 		resp, body := get(t, h.api+path)
 		var b struct {
 			Holders    json.RawMessage    `json:"holders"`
+			Method     string             `json:"method"`
 			CrossCheck json.RawMessage    `json:"cross_check"`
 			Warnings   []contract.Warning `json:"warnings"`
 		}
@@ -114,7 +116,7 @@ func (h *holdersRows) read(t *testing.T) map[string]holdersSeen {
 			if err := json.Unmarshal(b.CrossCheck, &c); err != nil || c.Verdict == "" {
 				t.Fatalf("/api/holders cross_check %s: %v", b.CrossCheck, err)
 			}
-			s.verdict, s.reason = c.Verdict, c.Reason
+			s.verdict, s.reason, s.method = c.Verdict, c.Reason, b.Method
 		}
 		out[path] = s
 	}
@@ -182,6 +184,9 @@ func TestHoldersSourcesDisagree(t *testing.T) {
 		if v := seen["/api/holders"].verdict; v != contract.HoldersDisagree {
 			t.Fatalf("read %d: /api/holders cross_check %s during the fault, want disagree", reads, v)
 		}
+		if m := seen["/api/holders"].method; m != contract.HoldersMethodLive {
+			t.Fatalf("read %d: /api/holders method %s, want the default's live count cross-checked", reads, m)
+		}
 		for path, s := range seen {
 			if s.count != truth {
 				t.Fatalf("read %d: %s holders %d, want the primary's %d", reads, path, s.count, truth)
@@ -215,7 +220,7 @@ func TestHoldersSourcesDisagree(t *testing.T) {
 		t.Errorf("/api/status once agreed: %q", s.Problems)
 	}
 	t.Logf("agreed again %s after the fault was cleared", time.Since(cleared).Round(10*time.Millisecond))
-	recordRow(t, matrixRow{Order: 21, Fault: "the second holder source lost 60 token accounts from its index (`HOLDERS_CROSSCHECK_RPC_URL`, a ledger node over the same ledger; every count cross-checked; polls of 1 s)",
+	recordRow(t, matrixRow{Order: 21, Fault: "the second holder source lost 60 token accounts from its index (`HOLDERS_CROSSCHECK_RPC_URL`, a ledger node over the same ledger; the live count, the default, cross-checked every `HOLDERS_REFRESH` of 1 s beside its polls)",
 		During: fmt.Sprintf("200, the primary's %d holders in `/api/holders`, `/api/market` and `/api/market-data` (%d reads of each), never the second's; `cross_check` `disagree`; `holders_sources_disagree` in the three bodies' warnings; seen %s after the fault began",
 			truth, reads, roundDuration(seenAfter)),
 		Status:   fmt.Sprintf("%s; `%s`", counts(statuses), problem),

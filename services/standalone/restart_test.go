@@ -28,6 +28,11 @@ func TestRedisRestartedEmptyNewEdge(t *testing.T) {
 	rs := redistest.Start(t)
 	t.Setenv("REDIS_URL", rs.URL())
 	t.Setenv("COLLECTOR_WATCH_INTERVAL", "1s")
+	// The holder count enumerated, as the other domains: a live count's
+	// socket outlives the HTTP faults below, and its poll after the
+	// restore re-confirms the count with a new updated_at, rightly; this
+	// row is about what only the collectors' copies can bring back.
+	t.Setenv("HOLDERS_LIVE", "false")
 	r := start(t, simulator.Options{Seed: 11, Accounts: 300})
 	old := r.info.API
 	for _, p := range paths {

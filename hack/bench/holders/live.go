@@ -73,7 +73,7 @@ func liveChild(url, mint string, resync time.Duration) error {
 	mem := store.NewMemory()
 	st := store.New(mem, mint)
 	cfg := holders.DefaultConfig()
-	cfg.Program, cfg.Live, cfg.Commitment = holders.ProgramToken, true, "processed"
+	cfg.Program, cfg.Live, cfg.Commitment = holders.ProgramToken, "true", "processed"
 	cfg.PublishInterval, cfg.Resync = time.Second, resync
 	c, err := holders.New(config.Common{SolanaRPCURL: config.Secret(url), HoldersMethod: contract.HoldersMethodGPA},
 		config.Token{Mint: mint}, cfg, collector.Deps{Store: st, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
