@@ -73,8 +73,10 @@ func (c *Collector) crossCheck(ctx context.Context, res collector.Result, enumer
 		}
 	} else if !x.running && !c.resyncRunning() && c.liveCheckDue(x.last, time.Now()) {
 		x.running = true
+		counted := doc // as it is now: this poll goes on to set its check
+		counted.Warnings = nil
 		c.live.bg.Go(func() {
-			chk := c.checkSecond(ctx, doc)
+			chk := c.checkSecond(ctx, counted)
 			x.mu.Lock()
 			x.last, x.running = chk, false
 			x.mu.Unlock()
