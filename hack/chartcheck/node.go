@@ -117,19 +117,23 @@ func (n *Node) Apply(ctx context.Context, yaml string) error {
 }
 
 // HostState is what the node may change on the host, as text per item:
-// links, addresses, routes, the host's iptables rules, mounts, named
-// network namespaces, the top of every cgroup hierarchy, the kernel
-// tunables kubelet sets and the net.* ones the node sets in its own
-// namespace. cluster-down must leave it as cluster-up found it.
+// links, addresses, routes, the host's iptables and ip6tables rules of every
+// table, mounts (with their propagation), named network namespaces, the
+// entries of /run (and of /var/run when it is not /run), the top of every
+// cgroup hierarchy, the kernel tunables kubelet sets and the net.* ones the
+// node sets in its own namespace. cluster-down must leave it as cluster-up
+// found it.
 func HostState() (map[string]string, error) {
 	state := map[string]string{}
 	cmds := map[string][]string{
-		"links":    {"ip", "-o", "link", "show"},
-		"addrs":    {"ip", "-o", "addr", "show"},
-		"routes":   {"ip", "route", "show", "table", "all"},
-		"iptables": {"iptables-save"},
-		"mounts":   {"findmnt", "-rn", "-o", "TARGET,SOURCE,FSTYPE"},
-		"netns":    {"ip", "netns", "list"},
+		"links":     {"ip", "-o", "link", "show"},
+		"addrs":     {"ip", "-o", "addr", "show"},
+		"routes":    {"ip", "route", "show", "table", "all"},
+		"iptables":  {"iptables-save"},
+		"ip6tables": {"ip6tables-save"},
+		"mounts":    {"findmnt", "-rn", "-o", "TARGET,SOURCE,FSTYPE,PROPAGATION"},
+		"netns":     {"ip", "netns", "list"},
+		"run":       {"ls", "-A", "/run"},
 		"sysctls": {"sysctl", "vm.overcommit_memory", "vm.panic_on_oom", "kernel.panic", "kernel.panic_on_oops",
 			"kernel.keys.root_maxkeys", "kernel.keys.root_maxbytes", "net.ipv4.ip_forward",
 			"net.bridge.bridge-nf-call-iptables", "net.ipv4.conf.all.route_localnet"},
@@ -140,6 +144,13 @@ func HostState() (map[string]string, error) {
 			return nil, fmt.Errorf("%s: %w", strings.Join(c, " "), err)
 		}
 		state[k] = normalizeState(k, string(out))
+	}
+	if dst, err := filepath.EvalSymlinks("/var/run"); err == nil && dst != "/run" {
+		out, err := exec.Command("ls", "-A", "/var/run").Output()
+		if err != nil {
+			return nil, fmt.Errorf("ls /var/run: %w", err)
+		}
+		state["var-run"] = string(out)
 	}
 	var cg []string
 	hier, _ := filepath.Glob("/sys/fs/cgroup/*/")
@@ -165,7 +176,7 @@ func normalizeState(kind, s string) string {
 	var keep []string
 	for _, line := range strings.Split(s, "\n") {
 		switch {
-		case kind == "iptables" && (strings.HasPrefix(line, "#") || strings.HasPrefix(line, ":")):
+		case (kind == "iptables" || kind == "ip6tables") && (strings.HasPrefix(line, "#") || strings.HasPrefix(line, ":")):
 			if strings.HasPrefix(line, ":") { // a chain: its name and policy, not its counters
 				f := strings.Fields(line)
 				if len(f) >= 2 {

@@ -120,10 +120,19 @@ if [ -f "$record" ]; then
       sysctl) sysctl -qw "$k=$v" ;;
     esac
   done <"$record"
-  # ip netns made /run/netns (a mount of its own) when there was none.
-  if ! grep -qx netns-dir-existed "$record" && [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ]; then
-    umount /run/netns 2>/dev/null || true
-    rmdir /run/netns 2>/dev/null || true
+  # ip netns made /run/netns a mount point (and the folder, on a fresh
+  # host) when it was none: undone once no other namespace is named there.
+  # What up found there is kept.
+  if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ]; then
+    if ! grep -qx netns-mount-existed "$record"; then
+      for _ in 1 2 3 4; do # stacked, when two ip commands raced to make it
+        mountpoint -q /run/netns || break
+        umount /run/netns || die "cannot unmount /run/netns, which cluster-up made a mount point"
+      done
+    fi
+    if ! grep -qx netns-dir-existed "$record"; then
+      rmdir /run/netns || die "cannot remove /run/netns, which cluster-up made"
+    fi
   fi
 fi
 

@@ -48,7 +48,11 @@ if [ ! -f "$record" ]; then
     for h in "$CGROUP_ROOT"/*/; do
       [ -d "${h%/}/kubepods" ] && echo "cgroup-existed ${h%/}/kubepods"
     done
-    [ -e "/run/netns" ] && echo "netns-dir-existed"
+    # ip netns add makes /run/netns, and a mount point of it (bound onto
+    # itself, shared) when it is not one: both are recorded, and down.sh
+    # undoes whichever up made.
+    [ -e /run/netns ] && echo "netns-dir-existed"
+    mountpoint -q /run/netns 2>/dev/null && echo "netns-mount-existed"
     true
   } >"$record.tmp"
   mv "$record.tmp" "$record"
