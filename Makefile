@@ -33,16 +33,12 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: deps ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it), the pinned skaffold built (installs and builds what is missing first)
-	@mkdir -p $(BIN) && rm -f $(BIN)/fault-matrix.md
-	FAULT_MATRIX_REPORT=$(BIN)/fault-matrix.md hack/test.sh $(MODULES)
-	@echo "fault matrix (services/standalone, measured on this run):" && cat $(BIN)/fault-matrix.md
-	hack/fuzz.sh $(MODULES)
-	cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...
-	@rm -f $(BIN)/node-report.md
-	NODE_REPORT=$(BIN)/node-report.md hack/chart-check.sh
-	@echo "local cluster (hack/chartcheck TestNode, measured on this run):" && cat $(BIN)/node-report.md
-	hack/build-skaffold.sh
+test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it), the pinned skaffold built (installs and builds what is missing first); ends with the timing table of its steps
+	hack/make-test.sh $(MODULES)
+
+.PHONY: ci-fresh
+ci-fresh: ## Rehearse CI on a fresh machine: .ci/run in a new clone of HEAD with every cache empty (Go's, npm's, the pinned tools'); WARM=1 keeps this machine's caches; prints the timing table
+	hack/ci-fresh.sh $(if $(WARM),--warm,--cold)
 
 .PHONY: fault-matrix
 fault-matrix: deps ## Run the fault matrix alone and rewrite the recovery-time table of docs/operations.md from what it measured

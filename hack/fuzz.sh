@@ -39,12 +39,17 @@ for m in "$@"; do
     dir=$(dirname "$file")
     echo "== fuzz $m/$dir $name ($fuzztime)"
     rc=0
+    t0="$(date +%s.%N)"
     fuzz_once "$m" "$dir" "$name" || rc=$?
     if [ "$rc" -eq 2 ]; then
       echo "== fuzz $m/$dir $name: no failing input, only Go's fuzztime deadline race (go.dev/issue/75804); once more"
       rc=0
       fuzz_once "$m" "$dir" "$name" || rc=$?
     fi
+    # one row of the timing table a target (hack/step.sh), under its step
+    printf '%s\t%s\t%s\t%s\t%s\t-\t%s\n' "${STEP_GROUP:-$t0}" "$t0" "${STEP_DEPTH:-0}" "fuzz $m/$dir $name" \
+      "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" \
+      "$([ "$rc" -eq 0 ] && echo ok || echo failed)" >>"${TIMING:-/dev/null}"
     if [ "$rc" -ne 0 ]; then
       failed+=("$m/$dir $name")
     fi

@@ -9,13 +9,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --one MODULE: one module's build and tests (each module is one step of
+# the timing table, hack/step.sh).
+if [ "${1:-}" = --one ]; then
+  cd "$2"
+  GOWORK=off go build ./...
+  go test -race -count=1 -timeout 30m ./...
+  if grep -rqs --include='*_test.go' 'AllocatesNothing(' .; then
+    go test -count=1 -run 'AllocatesNothing$' ./...
+  fi
+  exit 0
+fi
+
 failed=()
 for m in "$@"; do
   echo "== $m"
-  if ! (cd "$m" && GOWORK=off go build ./... && go test -race -count=1 -timeout 30m ./... &&
-    if grep -rqs --include='*_test.go' 'AllocatesNothing(' .; then
-      go test -count=1 -run 'AllocatesNothing$' ./...
-    fi); then
+  if ! hack/step.sh "go test $m" hack/test.sh --one "$m"; then
     failed+=("$m")
   fi
 done

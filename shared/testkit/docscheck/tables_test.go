@@ -12,7 +12,7 @@ import (
 // runLine is the line a measured table is pasted with, as the generators
 // print it: the command in backticks, the date, the commit and the cores
 // of the run.
-var runLine = regexp.MustCompile("Measured by `((?:make [a-z0-9-]+)|(?:go test [^`]+))`.*\\b\\d{4}-\\d{2}-\\d{2}\\b.*\\bcommit [0-9a-f]{7,40}\\b.*\\b\\d+ cores\\b")
+var runLine = regexp.MustCompile("Measured by `((?:make [a-z0-9-]+(?: [A-Z_]+=[^` ]+)*)|(?:go test [^`]+))`.*\\b\\d{4}-\\d{2}-\\d{2}\\b.*\\bcommit [0-9a-f]{7,40}\\b.*\\b\\d+ cores\\b")
 
 // measuredTables names the pages whose tables are measurements, and which
 // of their lines hold such tables (nil: all of them).
@@ -48,13 +48,13 @@ var (
 	makeTarget    = regexp.MustCompile(`(?m)^([a-zA-Z0-9_-]+):`)
 )
 
-// printedHeaders are the header rows the repository's Go code prints (a
-// benchmark, a test that writes a report), as patterns: a printf verb
-// stands for whatever the run put there.
+// printedHeaders are the header rows the repository's Go code and scripts
+// print (a benchmark, a test that writes a report, make test's timing
+// table), as patterns: a printf verb stands for whatever the run put there.
 func printedHeaders(t *testing.T, root string) []*regexp.Regexp {
 	t.Helper()
 	var out []*regexp.Regexp
-	for _, f := range repoFiles(t, root, ".go") {
+	for _, f := range repoFiles(t, root, ".go", ".sh") {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestMeasuredTablesSayTheirRun(t *testing.T) {
 			case run == nil:
 				t.Errorf("%s: the table %q has no line above it, in its section, naming the command that wrote it with the date, commit and cores of the run (\"Measured by `make …` on YYYY-MM-DD, commit …, N cores.\")", at, head)
 			case strings.HasPrefix(run[1], "make "):
-				if target := strings.TrimPrefix(run[1], "make "); !targets[target] {
+				if target := strings.Fields(run[1])[1]; !targets[target] {
 					t.Errorf("%s: `%s` is no target of the Makefile", at, run[1])
 				}
 			default:
