@@ -473,7 +473,9 @@ type standalone struct {
 func buildStandalone(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "standalone")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/standalone")
+	// the image builds' flags (hack/imagebuild): their compiled packages
+	// are shared through Go's build cache
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/standalone")
 	build.Dir = filepath.Join(root, "services", "standalone")
 	build.Env = append(withoutEnv(os.Environ(), "GOWORK"), "GOWORK=off", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {

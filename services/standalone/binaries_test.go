@@ -64,8 +64,12 @@ func binaries(t *testing.T) string {
 		bins.dir = dir
 		// The standalone module requires (and replaces) every service
 		// module, so the build resolves here with and without go.work.
-		args := append([]string{"build", "-ldflags=-s -w", "-o", dir + string(os.PathSeparator)}, binaryPackages...)
+		// Static and trimmed, as the images are built (hack/imagebuild):
+		// what runs here is what ships, and its compiled packages are
+		// shared with those builds through Go's build cache.
+		args := append([]string{"build", "-trimpath", "-ldflags=-s -w", "-o", dir + string(os.PathSeparator)}, binaryPackages...)
 		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			bins.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
