@@ -45,10 +45,12 @@ step="$root/hack/step.sh"
 # the stand-ins' packages (busybox-static, …) for hack/imagebuild's tests,
 # and the node's for TestNode
 "$step" "install cluster deps" hack/install-cluster-deps.sh
-# helm, the Kubernetes commands, and the node's CoreDNS, kube-router and
-# skaffold, built here rather than inside TestNode (minutes on a first
-# run; nothing when make test built them beside the module tests)
-hack/build-tools.sh
+# helm first; the Kubernetes commands, the node's CoreDNS and kube-router
+# and skaffold only before hack/chartcheck, which needs them, so that the
+# steps between run while make test's build of them beside the module
+# tests finishes (each build script waits on that build's lock, then takes
+# its result from the tool cache)
+"$step" "build helm" hack/build-helm.sh
 helm="$root/.bin/helm"
 
 lint() {
@@ -73,6 +75,9 @@ echo "== promtool (alert rules and their unit tests)"
 
 echo "== hack/imagebuild (images without Docker: the Dockerfile's image, the local cluster's stand-ins)"
 "$step" "hack/imagebuild" bash -c 'cd hack/imagebuild && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
+
+echo "== the pinned tools (TestNode's and TestAPIServer's)"
+hack/build-tools.sh
 
 echo "== hack/chartcheck"
 # 45 minutes: TestNode alone runs about 5, the API server checks about 4,

@@ -20,6 +20,9 @@ rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md
 step="$root/hack/step.sh"
 start=$SECONDS
 report() {
+  if [ -n "${tools_pid:-}" ] && kill -0 "$tools_pid" 2>/dev/null; then
+    kill -TERM -- "-$tools_pid" 2>/dev/null || true
+  fi
   echo "== timing of this run (wall and CPU of each step; .bin/timing.tsv)"
   echo "Measured by \`${TIMING_COMMAND:-make test}\` on $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores."
   echo
@@ -32,25 +35,29 @@ trap report EXIT
 # The pinned tools (minutes each on a fresh machine, nothing once built on
 # this machine) build at the lowest priority beside the module tests: they
 # take only the CPU the tests leave idle, and the chart checks need them
-# only afterwards.
+# only afterwards. A failed build fails the chart checks' own call of the
+# same script, with its output.
 tools_log="$root/.bin/build-tools.log"
+# its own process group (set -m), in the same session (nice is relative
+# within a session's autogroup), so that a run that stops early ends it
+set -m
 STEP_BESIDE=1 nice -n 19 "$step" "build pinned tools (nice 19)" hack/build-tools.sh >"$tools_log" 2>&1 &
 tools_pid=$!
+set +m
 FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"
 echo "fault matrix (services/standalone, measured on this run):"
 cat .bin/fault-matrix.md
 "$step" "fuzz targets" hack/fuzz.sh "$@"
 "$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
-tools_rc=0
-t0="$(date +%s.%N)"
-wait "$tools_pid" || tools_rc=$?
-printf '%s\t%s\t0\t%s\t%s\t0\tok\n' "$t0" "$t0" "wait for the pinned tools" \
-  "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" >>"$TIMING"
-cat "$tools_log"
-if [ "$tools_rc" -ne 0 ]; then
-  echo "building the pinned tools failed (hack/build-tools.sh, above)"
-  exit 1
-fi
+# The chart checks wait for each tool where they need it (its build's lock).
 NODE_REPORT="$root/.bin/node-report.md" hack/chart-check.sh
 echo "local cluster (hack/chartcheck TestNode, measured on this run):"
 cat .bin/node-report.md
+tools_rc=0
+wait "$tools_pid" || tools_rc=$?
+echo "== the pinned tools' build beside the module tests (.bin/build-tools.log)"
+grep -v '^go: downloading' "$tools_log" || true
+if [ "$tools_rc" -ne 0 ]; then
+  echo "building the pinned tools beside the tests failed (above)"
+  exit 1
+fi
