@@ -8,7 +8,9 @@
 #   hack/step.sh --gotest PREFIX LOG [DEPTH]
 #                                   records each test of a `go test -v` log
 #                                   (its top-level tests, and their subtests
-#                                   one level down) as rows under PREFIX
+#                                   one level down: those whose name matches
+#                                   $STEP_SUBTESTS, default all) as rows
+#                                   under PREFIX
 #   hack/step.sh --report           prints the table, oldest step first
 #
 # The table is $TIMING (default .bin/timing.tsv): the start of the top-level
@@ -34,10 +36,10 @@ case "${1:-}" in
     group="${STEP_GROUP:-$now}"
     # "--- PASS: TestX (12.34s)" at the left margin is a test; indented by
     # four spaces, one of its subtests. Their order in the log is kept.
-    awk -v prefix="$prefix" -v d="$d" -v now="$now" -v group="$group" '
+    awk -v prefix="$prefix" -v d="$d" -v now="$now" -v group="$group" -v subtests="${STEP_SUBTESTS:-.}" '
       $1 == "---" && $2 ~ /^(PASS|FAIL|SKIP):$/ && $4 ~ /^\([0-9.]+s\)$/ {
         level = (match($0, /[^ ]/) - 1) / 4
-        if (level > 1) next
+        if (level > 1 || (level == 1 && $3 !~ subtests)) next
         n++
         st = tolower(substr($2, 1, length($2) - 1))
         t = substr($4, 2, length($4) - 3)
