@@ -29,8 +29,8 @@ import (
 const supplyPoll = time.Minute
 
 // burnBound is the generous bound on a burn reaching a client of
-// /api/events through the cache tier (the target is p99 <= 2 s;
-// this is an assertion under -race on a busy machine, not the target).
+// /api/events through the cache tier (the target is p99 <= 2 s; this is
+// an assertion on a busy machine, not the target).
 const burnBound = 10 * time.Second
 
 // burns is how many burns the ledger-to-client figures are taken over.
