@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the tests of every module given as an argument, with -race, and
 # fails when any module fails. Each module is also built on its own
-# (GOWORK=off), as image builds do, with their flags. Tests named *AllocatesNothing run once
-# more without -race: the race detector allocates (sync.Pool drops items at
-# random under it), so they skip themselves there. A package may run 30
+# (GOWORK=off), as image builds do, with their flags. Tests named
+# *AllocatesNothing run once more without -race: the race detector
+# allocates (sync.Pool drops items at random under it), so they skip
+# themselves there. A package may run 30
 # minutes: services/standalone takes 7-8 under -race on two cores, and hit
 # go test's default of 10 once on a loaded machine.
 set -euo pipefail
