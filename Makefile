@@ -33,7 +33,7 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it), the pinned skaffold built (installs and builds what is missing first); ends with the timing table of its steps
+test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it; installs what is missing, builds the pinned tools once per machine beside the module tests); ends with the timing table of its steps
 	hack/make-test.sh $(MODULES)
 
 .PHONY: ci-fresh
