@@ -1,6 +1,7 @@
 package docscheck
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,8 @@ func TestTimingTable(t *testing.T) {
 		t.Fatalf("outer: %v\n%s", err, out)
 	}
 	_, err := run(nil, "failing", "sh", "-c", "exit 3")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("a step failing with 3: got %v, want exit status 3", err)
 	}
 	if out, err := run([]string{"STEP_BESIDE=1"}, "beside", "sleep", "2.1"); err != nil {
