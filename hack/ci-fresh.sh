@@ -4,8 +4,8 @@
 # or this machine keeps empty: Go's module and build caches, npm's cache
 # and the tool cache of the pinned builds (hack/toolcache.sh), each a new
 # temporary folder. What it cannot empty is what Debian's packages already
-# installed here (the install steps then find them present: on a new
-# machine they take about 40 s, docs/benchmarks.md).
+# installed here (the install steps then find them present; what they
+# take on a new machine is in docs/benchmarks.md).
 #
 #   hack/ci-fresh.sh          cold: every cache empty (a fresh machine)
 #   hack/ci-fresh.sh --warm   this machine's caches as they are (CI's run on
