@@ -94,7 +94,7 @@ type Config struct {
 	EventWriteTimeout time.Duration `env:"EVENT_WRITE_TIMEOUT" doc:"Time one write to an /api/events subscriber may take; a client that reads nothing for that long is dropped (it reconnects and resumes)." envDefault:"10s" min:"10ms" max:"5m"`
 	// EventMaxPending bounds a subscriber's unsent bytes
 	// (EDGE_EVENT_MAX_PENDING).
-	EventMaxPending int64 `env:"EVENT_MAX_PENDING" doc:"Most bytes of events an /api/events subscriber may have left unsent; past it the subscriber is dropped, never buffered for without end." envDefault:"1048576" min:"4096" max:"1073741824"`
+	EventMaxPending int64 `env:"EVENT_MAX_PENDING" doc:"Most bytes of events an /api/events subscriber may have left unsent, counted before the newest change (one change goes whole to a subscriber that had all before it); past it the subscriber is dropped, never buffered for without end." envDefault:"1048576" min:"4096" max:"1073741824"`
 	// EventRetry is the reconnection delay the stream asks of its clients
 	// (EDGE_EVENT_RETRY).
 	EventRetry time.Duration `env:"EVENT_RETRY" doc:"Reconnection delay /api/events asks of its clients (its retry field), ±25 % per stream so that the clients of an ending replica do not all come back at one instant." envDefault:"2s" min:"100ms" max:"5m"`

@@ -302,6 +302,40 @@ func rawStream(t *testing.T, url string) net.Conn {
 	return conn
 }
 
+// TestEventsWholeViewAtOnceKeepsItsClients: a publication larger than
+// EDGE_EVENT_MAX_PENDING (every domain in one view: the first one after
+// the edge started, or all of them back after an outage) goes whole to a
+// client that had taken everything before it, which stays open. Once a
+// client that subscribed before the edge's first view was dropped as too
+// slow.
+func TestEventsWholeViewAtOnceKeepsItsClients(t *testing.T) {
+	st := redisStore(t)
+	e := startLive(t, st, func(_ *config.Common, c *Config, _ *Deps) {
+		c.EventMaxPending, c.ReadyGrace = 4096, 0 // ready over the empty store
+	})
+	s := subscribe(t, e.url, "")
+	waitFor(t, func() bool { return e.srv.openStreams() == 1 })
+	if err := edgetest.WriteAll(context.Background(), st, time.Now().Add(-10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Every event up to the last of the view's four, as many bytes as on
+	// the wire.
+	size, seen := 0, map[string]bool{}
+	for len(seen) < 4 {
+		ev := s.next(t)
+		size += len("id: \nevent: \ndata: \n\n") + len(ev.ID) + len(ev.Name) + len(ev.Data)
+		if ev.Name != events.NameStatus {
+			seen[ev.Name] = true
+		}
+	}
+	if size <= 4096 {
+		t.Fatalf("the view's events are %d bytes, not past the bound of 4096: the test proves nothing", size)
+	}
+	if open, slow := e.srv.openStreams(), testutil.ToFloat64(e.srv.serveMetricsEnded("slow")); open != 1 || slow != 0 {
+		t.Errorf("after a view of %d bytes: %d streams open, %v dropped as slow; want 1 and 0", size, open, slow)
+	}
+}
+
 // TestEventsSlowSubscriberDropped: a client that reads nothing is dropped
 // once its unsent events pass the bound, while a reading client gets
 // every change.
@@ -322,22 +356,23 @@ func TestEventsSlowSubscriberDropped(t *testing.T) {
 	fast := subscribe(t, e.url, "")
 	dropped := e.srv.serveMetricsEnded("slow")
 	// Changes until the slow client is dropped: its socket buffers fill
-	// (some tens of kilobytes), then a write waits past the timeout.
-	var last string
+	// (some kilobytes), then a write waits past the timeout. The next
+	// change comes once the reading client has this one, so that it never
+	// has more than one change's events (some 1.7 KB) unsent, under the
+	// bound however late the edge's writers run on a busy machine.
 	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; testutil.ToFloat64(dropped) < 1; i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("a client that reads nothing was not dropped after %d changes (%d streams open; ended: client %v, max_age %v)", i, e.srv.openStreams(),
 				testutil.ToFloat64(e.srv.serveMetricsEnded("client")), testutil.ToFloat64(e.srv.serveMetricsEnded("max_age")))
 		}
-		last = fmt.Sprintf("0.0000%06d", 100000+i)
-		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(last), time.Now(), time.Hour); err != nil {
+		price := fmt.Sprintf("0.0000%06d", 100000+i)
+		if err := edgetest.WriteDoc(ctx, st, contract.DomainMarket, pricedMarket(price), time.Now(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		// The reading client is kept, and has every change.
+		fast.until(t, events.NamePrice, `"price_usd":`+strings.TrimRight(price, "0")+`,`)
 	}
-	// The reading client was kept, and has every change up to the last.
-	fast.until(t, events.NamePrice, `"price_usd":`+strings.TrimRight(last, "0")+`,`)
 	waitFor(t, func() bool { return e.srv.openStreams() == 1 })
 	if open := e.srv.openStreams(); open != 1 {
 		t.Errorf("%d streams open, want the fast one alone", open)

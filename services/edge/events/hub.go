@@ -99,6 +99,9 @@ type Hub struct {
 	evicted   bool
 	lastID    uint64
 	lastEnd   uint64
+	// pubStart is where the last publication's events begin (lastEnd
+	// before it): the bound on unsent bytes counts up to there.
+	pubStart uint64
 	current   map[string]*Event
 	// wake is closed when an event is published (and replaced), or when
 	// the hub closes.
@@ -129,7 +132,7 @@ func (h *Hub) Publish(offers ...Offer) []*Event {
 		return nil
 	}
 	var out []*Event
-	at := h.now()
+	at, start := h.now(), h.lastEnd
 	for _, o := range offers {
 		if o.Body == nil {
 			continue
@@ -155,6 +158,7 @@ func (h *Hub) Publish(offers ...Offer) []*Event {
 		out = append(out, e)
 	}
 	if len(out) > 0 {
+		h.pubStart = start
 		close(h.wake)
 		h.wake = make(chan struct{})
 	}
@@ -246,8 +250,11 @@ func compare(a, b uint64) int {
 // Next returns the events published since cur, advances cur past them,
 // and returns the channel closed at the next publication. maxPending
 // bounds the bytes a subscriber may have left unsent when it asks (0: no
-// bound): past it, or when the events it needs left the buffer, Next
-// returns ErrBehind.
+// bound), counted up to the last publication: a subscriber that had
+// taken everything before it is never behind, however large that one
+// publication (a whole view at once, the first one after the edge
+// started, or every domain back after an outage). Past the bound, or when
+// the events it needs left the buffer, Next returns ErrBehind.
 func (h *Hub) Next(cur *Cursor, maxPending uint64) ([]*Event, <-chan struct{}, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -257,7 +264,7 @@ func (h *Hub) Next(cur *Cursor, maxPending uint64) ([]*Event, <-chan struct{}, e
 	if cur.next < h.first {
 		return nil, nil, ErrBehind
 	}
-	if maxPending > 0 && h.lastEnd-cur.sentEnd > maxPending {
+	if maxPending > 0 && h.pubStart > cur.sentEnd && h.pubStart-cur.sentEnd > maxPending {
 		return nil, nil, ErrBehind
 	}
 	evs := h.ring[cur.next-h.first:]

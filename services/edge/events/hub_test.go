@@ -110,17 +110,24 @@ func TestNextAndBounds(t *testing.T) {
 	}
 	slow := cur
 	big := strings.Repeat("x", 1000)
-	h.Publish(offer(NamePrice, big+"1", time.UnixMilli(2)))
+	// One publication larger than the bound, to a subscriber that had
+	// taken everything before it: not behind (a whole view at once).
+	h.Publish(offer(NamePrice, big+"1", time.UnixMilli(2)), offer(NameMarket, big+"1", time.UnixMilli(2)))
+	if evs, _, err := h.Next(&slow, 1500); err != nil || len(evs) != 2 {
+		t.Fatalf("one publication of 2 KB past a bound of 1.5 KB, nothing older unsent: %d events, %v", len(evs), err)
+	}
+	slow = cur // 2 KB unsent from now on
 	h.Publish(offer(NamePrice, big+"2", time.UnixMilli(3)))
 	if _, _, err := h.Next(&slow, 1500); !errors.Is(err, ErrBehind) {
-		t.Errorf("2 KB unsent past a bound of 1.5 KB: %v", err)
+		t.Errorf("2 KB unsent before the last publication, past a bound of 1.5 KB: %v", err)
 	}
-	if evs, _, err := h.Next(&cur, 4096); err != nil || len(evs) != 2 {
+	if evs, _, err := h.Next(&cur, 4096); err != nil || len(evs) != 3 {
 		t.Errorf("within the bound: %d events, %v", len(evs), err)
 	}
 	for i := range 5 {
 		h.Publish(offer(NamePrice, strconv.Itoa(i), time.UnixMilli(int64(10+i))))
 	}
+	slow = cur
 	if _, _, err := h.Next(&slow, 0); !errors.Is(err, ErrBehind) {
 		t.Errorf("a subscriber out of the buffer: %v", err)
 	}
