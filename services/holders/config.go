@@ -85,7 +85,7 @@ type Config struct {
 	// CrossCheckRPCURL is the second holder source (secret): another node
 	// serving getProgramAccounts by mint, or a DAS endpoint
 	// (HOLDERS_CROSSCHECK_RPC_URL). Unset: no cross-check.
-	CrossCheckRPCURL config.Secret `env:"CROSSCHECK_RPC_URL" doc:"Second holder source, counted every HOLDERS_CROSSCHECK_EVERY-th poll after the primary and compared with it (the primary's count is published, a disagreement flagged): another RPC node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_CROSSCHECK_METHOD=das. Secret. Unset: no cross-check." empty:"unset it for no cross-check, or give a URL"`
+	CrossCheckRPCURL config.Secret `env:"CROSSCHECK_RPC_URL" doc:"Second holder source, counted every HOLDERS_CROSSCHECK_EVERY-th poll after the primary (with a live count, every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH) and compared with it (the primary's count is published, a disagreement flagged): another RPC node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_CROSSCHECK_METHOD=das. Secret. Unset: no cross-check." empty:"unset it for no cross-check, or give a URL"`
 	// CrossCheckMethod is how the second source counts: getProgramAccounts
 	// or das (HOLDERS_CROSSCHECK_METHOD).
 	CrossCheckMethod string `env:"CROSSCHECK_METHOD" doc:"How the second holder source is enumerated: getProgramAccounts, or das (Helius getTokenAccounts)." envDefault:"getProgramAccounts"`
