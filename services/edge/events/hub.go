@@ -102,7 +102,7 @@ type Hub struct {
 	// pubStart is where the last publication's events begin (lastEnd
 	// before it): the bound on unsent bytes counts up to there.
 	pubStart uint64
-	current   map[string]*Event
+	current  map[string]*Event
 	// wake is closed when an event is published (and replaced), or when
 	// the hub closes.
 	wake   chan struct{}
