@@ -94,7 +94,7 @@ rc=0
 "$step" "hack/chartcheck" unshare --mount --propagation private -- bash -c '
   set -e
   if [ ! -e /run/netns/tokendata-node ]; then
-    while mountpoint -q /run/netns; do umount /run/netns; done
+    while mountpoint -q /run/netns; do umount -n /run/netns; done
   fi
   cd hack/chartcheck
   GOWORK=off go vet ./...

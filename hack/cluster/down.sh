@@ -127,7 +127,8 @@ if [ -f "$record" ]; then
     if ! grep -qx netns-mount-existed "$record"; then
       for _ in 1 2 3 4; do # stacked, when two ip commands raced to make it
         mountpoint -q /run/netns || break
-        umount /run/netns || die "cannot unmount /run/netns, which cluster-up made a mount point"
+        # -n: no /run/mount on the host (up.sh)
+        umount -n /run/netns || die "cannot unmount /run/netns, which cluster-up made a mount point"
       done
     fi
     if ! grep -qx netns-dir-existed "$record"; then

@@ -82,14 +82,16 @@ ip netns exec "$NETNS" sh -ec "
 if ! holder_pid >/dev/null; then
   rm -f "$CLUSTER_DIR/holder.ready"
   # The holder makes the private mount namespace, binds the node's paths
-  # and sleeps; its name marks it (holder_pid checks it).
+  # and sleeps; its name marks it (holder_pid checks it). mount -n: the
+  # first bind would otherwise make the host's /run/mount (util-linux's
+  # record of mount options, utab) on a host that has none, and leave it.
   nsenter --net="/run/netns/$NETNS" -- unshare --mount --propagation private -- \
     setsid bash -c '
       set -e
-      mount --make-rshared /
-      mount --bind "$1/run" /run
-      mount --bind "$1/varlib" /var/lib
-      mount --bind "$1/varlog" /var/log
+      mount -n --make-rshared /
+      mount -n --bind "$1/run" /run
+      mount -n --bind "$1/varlib" /var/lib
+      mount -n --bind "$1/varlog" /var/log
       touch "$1/holder.ready"
       exec -a tokendata-node-holder sleep infinity
     ' tokendata-node-holder "$CLUSTER_DIR" >"$CLUSTER_DIR/logs/holder.log" 2>&1 </dev/null 9>&- &
