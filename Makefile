@@ -33,7 +33,7 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: ## Every module's tests with -race, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it), and beside them at the lowest priority the pinned tools' build (once per machine) then every fuzz target for its count of inputs; installs what is missing; ends with the timing table of its steps
+test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it; installs what is missing, builds the pinned tools once per machine beside the module tests); ends with the timing table of its steps
 	hack/make-test.sh $(MODULES)
 
 .PHONY: ci-fresh
@@ -45,7 +45,7 @@ fault-matrix: deps ## Run the fault matrix alone and rewrite the recovery-time t
 	hack/fault-matrix.sh --write
 
 .PHONY: fuzz
-fuzz: ## Every fuzz target of every module for its count of inputs (hack/fuzz-budget.tsv), or for FUZZTIME each (a duration, or Nx)
+fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
 	hack/fuzz.sh $(MODULES)
 
 .PHONY: docs

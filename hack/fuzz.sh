@@ -1,16 +1,9 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the given modules briefly, so that a parser of
-# upstream bytes or of stored documents that panics on new input fails
-# `make test`. The seed corpora already run as plain tests; this adds new,
-# mutated inputs. Found inputs are written under the package's
-# testdata/fuzz/ by Go: commit them.
-#
-# Each target runs for its count of inputs in hack/fuzz-budget.tsv (what
-# 8 s of fuzzing reached on an idle 2-core machine), not for a time: make
-# test runs this beside the module tests at the lowest priority, where a
-# time would buy fewer inputs the busier the machine. A target not in the
-# file runs for 8 s and says so; FUZZTIME (a duration, or Nx) overrides
-# the file for every target.
+# Runs every fuzz target of the given modules for a short time each
+# (FUZZTIME, default 8s), so that a parser of upstream bytes or of stored
+# documents that panics on new input fails `make test`. The seed corpora
+# already run as plain tests; this adds new, mutated inputs. Found inputs
+# are written under the package's testdata/fuzz/ by Go: commit them.
 #
 # Go 1.26's fuzzing coordinator can end a clean run with a bare
 # "context deadline exceeded" when -fuzztime runs out while a worker is
@@ -21,30 +14,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-budget="$(pwd)/hack/fuzz-budget.tsv"
+fuzztime=${FUZZTIME:-8s}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# fuzz_for MODULE/DIR NAME: the -fuzztime of a target.
-fuzz_for() {
-  if [ -n "${FUZZTIME:-}" ]; then
-    echo "$FUZZTIME"
-    return
-  fi
-  local n
-  n="$(awk -F'\t' -v t="$1" -v n="$2" '$1 == t && $2 == n { print $3 }' "$budget")"
-  if [ -z "$n" ]; then
-    echo "== fuzz $1 $2: not in hack/fuzz-budget.tsv, 8 s (add its count of inputs)" >&2
-    echo 8s
-    return
-  fi
-  echo "${n}x"
-}
-
-# fuzz_once MODULE DIR NAME FUZZTIME: 0 when clean, 1 on a finding, 2 on
-# the coordinator's deadline race alone.
+# fuzz_once MODULE DIR NAME: 0 when clean, 1 on a finding, 2 on the
+# coordinator's deadline race alone.
 fuzz_once() {
-  if (cd "$1" && go test -run '^$' -fuzz "^${3}\$" -fuzztime "$4" -fuzzminimizetime 5s -parallel 2 "./$2" >"$log" 2>&1); then
+  if (cd "$1" && go test -run '^$' -fuzz "^${3}\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -parallel 2 "./$2" >"$log" 2>&1); then
     return 0
   fi
   cat "$log"
@@ -60,15 +37,14 @@ for m in "$@"; do
   # every "func FuzzX(" in a test file, with its package directory
   while IFS=: read -r file name; do
     dir=$(dirname "$file")
-    fuzztime="$(fuzz_for "$m/$dir" "$name")"
     echo "== fuzz $m/$dir $name ($fuzztime)"
     rc=0
     t0="$(date +%s.%N)"
-    fuzz_once "$m" "$dir" "$name" "$fuzztime" || rc=$?
+    fuzz_once "$m" "$dir" "$name" || rc=$?
     if [ "$rc" -eq 2 ]; then
       echo "== fuzz $m/$dir $name: no failing input, only Go's fuzztime deadline race (go.dev/issue/75804); once more"
       rc=0
-      fuzz_once "$m" "$dir" "$name" "$fuzztime" || rc=$?
+      fuzz_once "$m" "$dir" "$name" || rc=$?
     fi
     # one row of the timing table a target (hack/step.sh), under its step
     printf '%s\t%s\t%s\t%s\t%s\t-\t%s\n' "${STEP_GROUP:-$t0}" "$t0" "${STEP_DEPTH:-0}" "fuzz $m/$dir $name" \

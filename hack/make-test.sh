@@ -4,12 +4,12 @@
 #   - what the tests need, installed when missing (hack/install-test-deps.sh);
 #   - every module's tests with -race (hack/test.sh), the fault matrix's
 #     measured table;
+#   - every fuzz target briefly (hack/fuzz.sh);
 #   - hack/bench's own tests;
 #   - the chart checks (hack/chart-check.sh: a real kube-apiserver, the chart
 #     on a real local node, skaffold deploying to it) and the node's report;
-#   - beside them, at the lowest priority, one after the other: the pinned
-#     tools (helm, Kubernetes, CoreDNS, kube-router, skaffold), then every
-#     fuzz target for its count of inputs (hack/fuzz.sh).
+#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold)
+#     built beside the module tests, at the lowest priority.
 # Arguments: the modules (the Makefile's MODULES).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,8 +20,8 @@ rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md
 step="$root/hack/step.sh"
 start=$SECONDS
 report() {
-  if [ -n "${beside_pid:-}" ] && kill -0 "$beside_pid" 2>/dev/null; then
-    kill -TERM -- "-$beside_pid" 2>/dev/null || true
+  if [ -n "${tools_pid:-}" ] && kill -0 "$tools_pid" 2>/dev/null; then
+    kill -TERM -- "-$tools_pid" 2>/dev/null || true
   fi
   echo "== timing of this run (wall and CPU of each step; .bin/timing.tsv)"
   echo "Measured by \`${TIMING_COMMAND:-make test}\` on $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores."
@@ -32,53 +32,32 @@ report() {
 trap report EXIT
 
 "$step" "install test deps" hack/install-test-deps.sh
-# Beside the steps below, at the lowest priority, they take only the CPU
-# the tests leave idle (two cores, and the tests use little more than one
-# on average):
-#   - the pinned tools (minutes each on a fresh machine, nothing once built
-#     on this machine), which the chart checks need only afterwards; a
-#     failed build fails the chart checks' own call of the same script,
-#     with its output;
-#   - then the fuzz targets, each for a count of inputs, not a time
-#     (hack/fuzz.sh): however busy the machine, each runs as many inputs.
-tools_log="$root/.bin/build-tools.log" fuzz_log="$root/.bin/fuzz.log" fuzz_rc="$root/.bin/fuzz.rc"
-rm -f "$fuzz_rc"
-beside() {
-  set +e
-  STEP_BESIDE=1 nice -n 19 "$step" "build pinned tools (nice 19)" hack/build-tools.sh >"$tools_log" 2>&1
-  local rc=$?
-  STEP_BESIDE=1 nice -n 19 "$step" "fuzz targets (nice 19)" hack/fuzz.sh "$@" >"$fuzz_log" 2>&1
-  echo $? >"$fuzz_rc"
-  return "$rc"
-}
+# The pinned tools (minutes each on a fresh machine, nothing once built on
+# this machine) build at the lowest priority beside the module tests: they
+# take only the CPU the tests leave idle, and the chart checks need them
+# only afterwards. A failed build fails the chart checks' own call of the
+# same script, with its output.
+tools_log="$root/.bin/build-tools.log"
 # its own process group (set -m), in the same session (nice is relative
 # within a session's autogroup), so that a run that stops early ends it
 set -m
-beside "$@" &
-beside_pid=$!
+STEP_BESIDE=1 nice -n 19 "$step" "build pinned tools (nice 19)" hack/build-tools.sh >"$tools_log" 2>&1 &
+tools_pid=$!
 set +m
 FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"
 echo "fault matrix (services/standalone, measured on this run):"
 cat .bin/fault-matrix.md
+"$step" "fuzz targets" hack/fuzz.sh "$@"
 "$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
 # The chart checks wait for each tool where they need it (its build's lock).
 NODE_REPORT="$root/.bin/node-report.md" hack/chart-check.sh
 echo "local cluster (hack/chartcheck TestNode, measured on this run):"
 cat .bin/node-report.md
-# what of the fuzz targets is still running (a row of its own: in the
-# total, as it is time make test takes)
-"$step" "fuzz targets: the rest, after the steps above" bash -c 'while [ ! -e "$0" ] && kill -0 "$1" 2>/dev/null; do sleep 1; done' "$fuzz_rc" "$beside_pid"
 tools_rc=0
-wait "$beside_pid" || tools_rc=$?
+wait "$tools_pid" || tools_rc=$?
 echo "== the pinned tools' build beside the module tests (.bin/build-tools.log)"
 grep -v '^go: downloading' "$tools_log" || true
-echo "== the fuzz targets beside the tests (.bin/fuzz.log)"
-grep -v '^go: downloading' "$fuzz_log" || true
 if [ "$tools_rc" -ne 0 ]; then
   echo "building the pinned tools beside the tests failed (above)"
-  exit 1
-fi
-if [ "$(cat "$fuzz_rc" 2>/dev/null || echo missing)" != 0 ]; then
-  echo "the fuzz targets failed, or did not finish (above)"
   exit 1
 fi
