@@ -77,7 +77,7 @@ echo "== hack/imagebuild (images without Docker: the Dockerfile's image, the loc
 "$step" "hack/imagebuild" bash -c 'cd hack/imagebuild && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
 
 echo "== the pinned tools (TestNode's and TestAPIServer's)"
-"$step" "pinned tools ready (waits for a build beside the tests)" hack/build-tools.sh
+"$step" "pinned tools ready (waits for their build beside)" hack/build-tools.sh
 
 echo "== hack/chartcheck"
 # 45 minutes: TestNode alone runs about 5, the API server checks about 4,

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # make test: every step of the project's tests, each timed (hack/step.sh),
-# with the timing table printed at the end, passed or failed:
-#   - what the tests need, installed when missing (hack/install-test-deps.sh);
-#   - every module's tests with -race (hack/test.sh), the fault matrix's
-#     measured table;
-#   - every fuzz target briefly (hack/fuzz.sh);
-#   - hack/bench's own tests;
-#   - the chart checks (hack/chart-check.sh: a real kube-apiserver, the chart
-#     on a real local node, skaffold deploying to it) and the node's report;
-#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold)
-#     built beside the module tests, at the lowest priority.
+# with the timing table printed at the end, passed or failed. What the
+# tests need is installed first when missing (hack/install-test-deps.sh);
+# then three lanes run side by side on the machine's cores:
+#   - the module lane: every module's tests with -race (hack/test.sh) and
+#     the fault matrix's measured table, every fuzz target briefly
+#     (hack/fuzz.sh), hack/bench's own tests;
+#   - the chart lane: the chart checks (hack/chart-check.sh: a real
+#     kube-apiserver, the chart on a real local node, skaffold deploying
+#     to it) and the node's report. Most of its time is spent waiting on
+#     the node and on processes it starts, which the module lane fills;
+#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold),
+#     built once per machine (nothing to do on a machine that built them);
+#     the chart lane waits for each where it needs it.
+# Every lane runs to its end even when another fails, so that a failure
+# never leaves a local cluster up; make test then fails.
 # Arguments: the modules (the Makefile's MODULES).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,10 +24,16 @@ export TIMING="$root/.bin/timing.tsv"
 rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md
 step="$root/hack/step.sh"
 start=$SECONDS
+tools_log="$root/.bin/build-tools.log"
+chart_log="$root/.bin/chart-check.log"
 report() {
-  if [ -n "${tools_pid:-}" ] && kill -0 "$tools_pid" 2>/dev/null; then
-    kill -TERM -- "-$tools_pid" 2>/dev/null || true
-  fi
+  # an early end (a signal, or the install step failing) ends the lanes
+  # still running: each runs in its own process group
+  for pid in ${tools_pid:-} ${chart_pid:-}; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM -- "-$pid" 2>/dev/null || true
+    fi
+  done
   echo "== timing of this run (wall and CPU of each step; .bin/timing.tsv)"
   echo "Measured by \`${TIMING_COMMAND:-make test}\` on $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores."
   echo
@@ -32,32 +43,45 @@ report() {
 trap report EXIT
 
 "$step" "install test deps" hack/install-test-deps.sh
-# The pinned tools (minutes each on a fresh machine, nothing once built on
-# this machine) build at the lowest priority beside the module tests: they
-# take only the CPU the tests leave idle, and the chart checks need them
-# only afterwards. A failed build fails the chart checks' own call of the
-# same script, with its output.
-tools_log="$root/.bin/build-tools.log"
-# its own process group (set -m), in the same session (nice is relative
-# within a session's autogroup), so that a run that stops early ends it
+
+# The lanes beside this shell run in process groups of their own (set -m),
+# in the same session.
 set -m
-STEP_BESIDE=1 nice -n 19 "$step" "build pinned tools (nice 19)" hack/build-tools.sh >"$tools_log" 2>&1 &
+STEP_BESIDE=1 "$step" "build pinned tools" hack/build-tools.sh >"$tools_log" 2>&1 &
 tools_pid=$!
+STEP_BESIDE=1 NODE_REPORT="$root/.bin/node-report.md" "$step" "chart checks" hack/chart-check.sh >"$chart_log" 2>&1 &
+chart_pid=$!
 set +m
-FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"
-echo "fault matrix (services/standalone, measured on this run):"
-cat .bin/fault-matrix.md
-"$step" "fuzz targets" hack/fuzz.sh "$@"
-"$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
-# The chart checks wait for each tool where they need it (its build's lock).
-NODE_REPORT="$root/.bin/node-report.md" hack/chart-check.sh
-echo "local cluster (hack/chartcheck TestNode, measured on this run):"
-cat .bin/node-report.md
+
+failed=()
+echo "== the module lane (the chart checks run beside it: .bin/chart-check.log; the pinned tools' build too: .bin/build-tools.log)"
+if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"; then
+  echo "fault matrix (services/standalone, measured on this run):"
+  cat .bin/fault-matrix.md
+else
+  failed+=("module tests")
+fi
+"$step" "fuzz targets" hack/fuzz.sh "$@" || failed+=("fuzz targets")
+"$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
+
+echo "== the chart lane (.bin/chart-check.log; waiting for it)"
+chart_rc=0
+wait "$chart_pid" || chart_rc=$?
+grep -v '^go: downloading' "$chart_log" || true
+if [ "$chart_rc" -eq 0 ]; then
+  echo "local cluster (hack/chartcheck TestNode, measured on this run):"
+  cat .bin/node-report.md
+else
+  failed+=("chart checks")
+fi
 tools_rc=0
 wait "$tools_pid" || tools_rc=$?
-echo "== the pinned tools' build beside the module tests (.bin/build-tools.log)"
+echo "== the pinned tools' build (.bin/build-tools.log)"
 grep -v '^go: downloading' "$tools_log" || true
-if [ "$tools_rc" -ne 0 ]; then
-  echo "building the pinned tools beside the tests failed (above)"
+[ "$tools_rc" -eq 0 ] || failed+=("the pinned tools' build")
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "make test FAILED: ${failed[*]}"
   exit 1
 fi
+echo "make test: passed"

@@ -16,9 +16,10 @@
 # The table is $TIMING (default .bin/timing.tsv): the start of the top-level
 # step a row is within (its own, at the top), start, depth, name, wall
 # seconds, CPU seconds, status. A step run inside another is one level
-# deeper; the total adds the top level only, less the steps run beside
-# others (STEP_BESIDE=1: their time is within the others'). make test
-# empties it first.
+# deeper. The total's wall is the span from the first top-level step's
+# start to the last one's end, so steps run beside others (STEP_BESIDE=1,
+# marked in the table) count once; its CPU adds every top-level step's.
+# make test empties it first.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 TIMING="${TIMING:-$root/.bin/timing.tsv}"
@@ -60,12 +61,17 @@ case "${1:-}" in
         for (i = 0; i < $2; i++) pad = pad "  "
         cpu = ($5 == "-") ? "" : dur($5)
         st = ($6 == "ok" || $6 == "pass") ? "" : $6
-        if ($6 ~ /^beside/) st = "beside the steps below"
+        if ($6 ~ /^beside/) st = "beside the module lane"
         printf "| %s%s | %s | %s | %s |\n", pad, $3, dur($4), cpu, st
-        if ($2 == 0 && $6 !~ /^beside/) total += $4
-        if ($2 == 0) tcpu += $5
+        # the total: from the start of the first top-level step to the end
+        # of the last (steps beside others run within that span)
+        if ($2 == 0) {
+          if (first == "" || $1 < first) first = $1
+          if ($1 + $4 > last) last = $1 + $4
+          tcpu += $5
+        }
       }
-      END { printf "| **total** | **%s** | **%s** | |\n", dur(total), dur(tcpu) }'
+      END { printf "| **total** | **%s** | **%s** | |\n", dur(last - first), dur(tcpu) }'
     exit 0
     ;;
 esac
