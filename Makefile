@@ -33,7 +33,7 @@ deps: ## Install what the tests need when missing (redis-server...)
 	hack/install-test-deps.sh
 
 .PHONY: test
-test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it; installs what is missing, builds the pinned tools once per machine beside the module tests); ends with the timing table of its steps
+test: ## Every module's tests with -race, every fuzz target briefly, the chart checks (a real kube-apiserver; the chart installed, tested, upgraded and uninstalled on a real local node, skaffold deploying to it; beside the module tests; installs what is missing, builds the pinned tools once per machine); ends with the timing table of its steps
 	hack/make-test.sh $(MODULES)
 
 .PHONY: ci-fresh
@@ -52,6 +52,10 @@ fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
 docs: ## Regenerate docs/environment.md (every variable of every service) from the config structs, and docs/chart-values.md (every value of the chart) from values.yaml
 	cd services/standalone && go generate ./envdoc
 	cd hack/chartcheck && GOWORK=off go run ./cmd/valuesdoc
+
+.PHONY: dashboards
+dashboards: ## Write the chart's Grafana dashboards (charts/tokendata/files/dashboards/*.json) from their Go source, hack/chartcheck/dashboards
+	cd hack/chartcheck && GOWORK=off go run ./cmd/dashboards
 
 .PHONY: chart-check
 chart-check: deps ## helm lint, render matrix, strict decoding, policies, the cache tier run for real, and a real kube-apiserver: installs and upgrades

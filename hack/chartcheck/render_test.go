@@ -526,7 +526,11 @@ func TestConditionals(t *testing.T) {
 			if !ok || cm.Typed.(*corev1.ConfigMap).Labels["grafana_dashboard"] != "1" {
 				t.Fatal("no dashboards ConfigMap for the sidecar")
 			}
-			for _, name := range []string{"tokendata-api.json", "tokendata-collectors.json"} {
+			data := cm.Typed.(*corev1.ConfigMap).Data
+			if len(data) != 3 {
+				t.Errorf("the dashboards ConfigMap carries %d dashboards, want 3", len(data))
+			}
+			for _, name := range []string{"tokendata-api.json", "tokendata-collectors.json", "tokendata-token.json"} {
 				if want, _ := os.ReadFile(filepath.Join(chart.Dir, "files", "dashboards", name)); len(want) == 0 || cm.Typed.(*corev1.ConfigMap).Data[name] != strings.TrimRight(string(want), "\n") {
 					t.Errorf("the dashboards ConfigMap does not carry %s as committed", name)
 				}
