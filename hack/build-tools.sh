@@ -2,9 +2,9 @@
 # Builds every pinned tool the chart checks and the local cluster run, each
 # once per pin (a new clone takes them from this machine's tool cache,
 # hack/toolcache.sh): helm, the six Kubernetes commands, CoreDNS and
-# kube-router, skaffold. make test starts it at lowest priority beside the
-# module tests (hack/make-test.sh), so that a fresh machine's builds use
-# the CPU the tests leave idle; each build is a step of the timing table.
+# kube-router, skaffold. make test starts it beside the module tests and
+# the chart checks (hack/make-test.sh), which wait for each tool where they
+# need it; each build is a step of the timing table.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 step="$root/hack/step.sh"
