@@ -295,7 +295,15 @@ func (f RuleFile) Alerts() []Rule {
 var Severities = []string{"warning", "critical"}
 
 // RequiredAnnotations are the annotations every alert carries.
-var RequiredAnnotations = []string{"summary", "description", "runbook"}
+var RequiredAnnotations = []string{"summary", "description", "runbook_url"}
+
+// RunbookBase is where every alert's runbook_url points: its section of
+// docs/operations.md, the alert's name in lower case as the anchor (as
+// GitHub makes it of a heading).
+const RunbookBase = "https://github.com/tokendata/tokendata/blob/main/docs/operations.md#"
+
+// RunbookAnchor is the anchor of an alert's runbook in docs/operations.md.
+func RunbookAnchor(alert string) string { return strings.ToLower(alert) }
 
 var alertNameRE = regexp.MustCompile(`^Tokendata[A-Z][A-Za-z]+$`)
 
@@ -328,6 +336,9 @@ func (f RuleFile) Lint() error {
 				if strings.TrimSpace(r.Annotations[a]) == "" {
 					errs = append(errs, fmt.Errorf("alert %s: annotation %s is required", r.Alert, a))
 				}
+			}
+			if u := r.Annotations["runbook_url"]; u != "" && u != RunbookBase+RunbookAnchor(r.Alert) {
+				errs = append(errs, fmt.Errorf("alert %s: runbook_url %q, want %s", r.Alert, u, RunbookBase+RunbookAnchor(r.Alert)))
 			}
 			if _, err := Selectors(r.Expr); err != nil {
 				errs = append(errs, fmt.Errorf("alert %s: %w", r.Alert, err))
@@ -437,11 +448,11 @@ func MetricsTable(docs map[string]MetricDoc) string {
 // AlertsTable renders the alerts of a rules file as a Markdown table.
 func AlertsTable(f RuleFile) string {
 	var b strings.Builder
-	b.WriteString("| alert | severity | for | expression | what to do |\n|---|---|---|---|---|\n")
+	b.WriteString("| alert | severity | for | expression | runbook |\n|---|---|---|---|---|\n")
 	for _, r := range f.Alerts() {
 		expr := strings.Join(strings.Fields(r.Expr), " ")
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s |\n", r.Alert, r.Labels["severity"], r.For,
-			strings.ReplaceAll(expr, "|", `\|`), mdCell(r.Annotations["runbook"]))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | [operations.md](../../docs/operations.md#%s) |\n", r.Alert, r.Labels["severity"], r.For,
+			strings.ReplaceAll(expr, "|", `\|`), RunbookAnchor(r.Alert))
 	}
 	return b.String()
 }

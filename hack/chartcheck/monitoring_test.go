@@ -214,6 +214,55 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
+// TestAlertRunbooks: every alert's runbook_url lands on a section of
+// docs/operations.md of its own name, and that section says what the
+// alert means, where to look and what fixes it; no section is left for an
+// alert that no longer exists.
+func TestAlertRunbooks(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{} // anchor → text
+	var anchor string
+	for _, l := range strings.Split(string(page), "\n") {
+		if strings.HasPrefix(l, "#") {
+			anchor = ""
+			if name, ok := strings.CutPrefix(l, "### Tokendata"); ok {
+				anchor = RunbookAnchor("Tokendata" + name)
+			}
+			continue
+		}
+		if anchor != "" {
+			sections[anchor] += l + "\n"
+		}
+	}
+	alerts := rules(t).Alerts()
+	for _, r := range alerts {
+		a := RunbookAnchor(r.Alert)
+		text, ok := sections[a]
+		switch {
+		case r.Annotations["runbook_url"] != RunbookBase+a:
+			t.Errorf("%s: runbook_url %q", r.Alert, r.Annotations["runbook_url"])
+		case !ok:
+			t.Errorf("%s: no section ### %s in docs/operations.md", r.Alert, r.Alert)
+		default:
+			for _, part := range []string{"**Means:**", "**Look at:**", "**Fix:**"} {
+				if !strings.Contains(text, part) {
+					t.Errorf("docs/operations.md, %s: no %s", r.Alert, part)
+				}
+			}
+		}
+		delete(sections, a)
+	}
+	for a := range sections {
+		t.Errorf("docs/operations.md has a runbook (#%s) for no alert", a)
+	}
+	if len(alerts) == 0 {
+		t.Fatal("no alerts read")
+	}
+}
+
 // TestAlertLintCatches proves the rules lint fails where it must.
 func TestAlertLintCatches(t *testing.T) {
 	good := `groups:
@@ -223,7 +272,7 @@ func TestAlertLintCatches(t *testing.T) {
     expr: up == 0
     for: 5m
     labels: {severity: warning}
-    annotations: {summary: s, description: d, runbook: r}
+    annotations: {summary: s, description: d, runbook_url: "https://github.com/tokendata/tokendata/blob/main/docs/operations.md#tokendataxy"}
 `
 	f, err := LoadRules([]byte(good))
 	if err != nil {
@@ -235,7 +284,8 @@ func TestAlertLintCatches(t *testing.T) {
 	for name, bad := range map[string]string{
 		"no for":           strings.Replace(good, "    for: 5m\n", "", 1),
 		"unknown severity": strings.Replace(good, "severity: warning", "severity: page", 1),
-		"no runbook":       strings.Replace(good, ", runbook: r", "", 1),
+		"no runbook":       strings.Replace(good, ", runbook_url:", ", runbook:", 1),
+		"another runbook":  strings.Replace(good, "#tokendataxy", "#tokendatadatastale", 1),
 		"bad PromQL":       strings.Replace(good, "up == 0", "up ==", 1),
 		"bad name":         strings.Replace(good, "TokendataXy", "x", 1),
 		"unknown key":      strings.Replace(good, "    for: 5m\n", "    for: 5m\n    fro: 5m\n", 1),
