@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// arena is memory of a live tally mapped outside the Go heap (issue 36).
+// arena is memory of a live tally mapped outside the Go heap.
 // A tally of 1,000,000 accounts is about 80 MiB of keys and tables that
 // hold no pointer: in the Go heap the garbage collector lets the heap
 // grow to twice what is live before it collects, so the process peaked

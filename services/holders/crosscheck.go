@@ -1,10 +1,12 @@
 package holders
 
-// The cross-check (issue 27, rule 6): with HOLDERS_CROSSCHECK_RPC_URL set,
-// every HOLDERS_CROSSCHECK_EVERY-th poll counts the holders a second time
-// from that source, right after the primary's count, and compares the two
-// (with a live count: every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH,
-// beside the polls).
+// The cross-check: with HOLDERS_CROSSCHECK_RPC_URL set, the holders are
+// counted a second time from that source and the two counts compared, so
+// that one node's index cannot publish a wrong count unnoticed. Scans
+// (no live count) check every HOLDERS_CROSSCHECK_EVERY-th poll, right
+// after the primary's count; a live count (the default where it can be)
+// is checked every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH, beside the
+// polls.
 // Two counts at slots d apart may differ by the churn those slots allow,
 // floor + ceil(per1000 × d / 1000) (docs/decisions.md); beyond it the
 // verdict is disagree: the primary's count is still the one published

@@ -9,7 +9,7 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// Follower joins the two halves of the live count (issue 36): the token
+// Follower joins the two halves of the live count: the token
 // program's notifications, read from a socket, and the enumeration that
 // anchors them. Its methods are called by the socket's reader
 // (Connected, Notify, Lost) and by the enumeration (Begin, Anchor), on

@@ -8,7 +8,7 @@ import (
 
 // Live is the holder count kept exact between enumerations, from each
 // token account's whole new state as the token program's notifications
-// carry it (issue 36): an enumeration seeds it with every account, at the
+// carry it: an enumeration seeds it with every account, at the
 // enumeration's slot, and each notification newer than that slot sets one
 // account (created, balance changed, moved to zero, or to another owner).
 //

@@ -1,6 +1,6 @@
 package holders
 
-// The collector's live count (HOLDERS_LIVE, issue 36): one PubSub socket
+// The collector's live count (HOLDERS_LIVE): one PubSub socket
 // to the holders node, subscribed to the mint's token accounts
 // (programSubscribe, with the enumeration's filters and commitment), feeds
 // a Follower; the holders job's poll anchors it on a getProgramAccounts

@@ -10,7 +10,7 @@
 // both; it prints requests per second, p50, p99, the servers' RSS, and the
 // ratios against the targets (throughput ≥ 0.9×, p99 ≤ 1.2×). With
 // -signing on (the default), a second edge signs every answer with a key
-// generated for the run (issue 29) and runs interleaved with the first:
+// generated for the run and runs interleaved with the first:
 // the signed row must stay within 5 % of the unsigned one.
 package main
 
@@ -192,7 +192,7 @@ func orchestrate(d time.Duration, conns, rounds int, root, helm, boundary string
 			return err
 		}
 	}
-	// The same edge signing every answer (issue 29), on the same Redis.
+	// The same edge signing every answer, on the same Redis.
 	var signedAddr string
 	var signedCmd *exec.Cmd
 	if signing {

@@ -1,6 +1,6 @@
 package main
 
-// The live path of the holders collector (issue 36), `-only live`: the
+// The live path of the holders collector, `-only live`: the
 // collector runs with HOLDERS_LIVE in a child process against the
 // simulator's 1,000,000-account token, anchors its count on its own
 // enumeration, then takes a stream of holder changes made by the parent
