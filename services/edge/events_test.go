@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -605,6 +607,41 @@ func TestEventsHeartbeatAndMaxAge(t *testing.T) {
 			t.Errorf("resumed with %s %s, which the client had", ev.Name, ev.ID)
 		}
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestEventsNothingBeforeTheFirstRead: before the edge has read the
+// store, the feed offers nothing (the start's empty view would give a
+// "store: not checked yet" status, which a client connecting to the edge
+// as it turns ready would get before the real one); the first read's
+// view gives every event, the status of that read among them.
+func TestEventsNothingBeforeTheFirstRead(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeAll()
+	h.srv.offerEvents()
+	if first, _, _, err := h.srv.hub.Subscribe(""); err != nil || len(first) != 0 {
+		for _, ev := range first {
+			t.Errorf("before the first read: %s %s", ev.Name, ev.Data)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.refresh()
+	h.srv.offerEvents()
+	first, _, _, err := h.srv.hub.Subscribe("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, ev := range first {
+		names[ev.Name] = string(ev.Data)
+	}
+	if len(names) != len(events.Names) {
+		t.Errorf("after the first read: events %v, want one of each of %v", slices.Collect(maps.Keys(names)), events.Names)
+	}
+	if !strings.Contains(names[events.NameStatus], `"status":"ok"`) {
+		t.Errorf("status event after the first read: %s", names[events.NameStatus])
 	}
 }
 

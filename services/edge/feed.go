@@ -53,8 +53,12 @@ func (s *Server) viewPublished() {
 	}
 }
 
-// offerEvents offers the hub the current view's answers and status.
+// offerEvents offers the hub the current view's answers and status, from
+// the first read of the store on (mirror.Checked).
 func (s *Server) offerEvents() {
+	if !s.mirror.Checked() {
+		return
+	}
 	v := s.mirror.View()
 	offers := make([]events.Offer, 0, len(eventPaths)+1)
 	for _, ep := range eventPaths {

@@ -74,6 +74,9 @@ type Mirror struct {
 	// firstRead (Unix nanoseconds) is when it happened.
 	loaded    atomic.Bool
 	firstRead atomic.Int64
+	// checked is set once the store has been read, or tried and failed,
+	// and the view of that read published (Checked).
+	checked atomic.Bool
 	// warm is set once the edge has held every domain, or EDGE_READY_GRACE
 	// has passed since the first read: the start-up wait is over for good.
 	warm atomic.Bool
@@ -153,6 +156,13 @@ func (s *Mirror) RefreshOf(ctx context.Context, fetch ...contract.Domain) { s.re
 // View is the published view, as it is (Current re-renders it first when
 // it is past a boundary).
 func (s *Mirror) View() *view.View { return s.view.Load() }
+
+// Checked reports whether the store has been read once, or tried and
+// failed, and the view of that read published. Until then the view is the
+// empty one of the start, which tells nothing of the store or the data:
+// the event feed offers no event of it (a client that connects to a ready
+// edge must not get a "not checked yet" status first).
+func (s *Mirror) Checked() bool { return s.checked.Load() }
 
 // Ahead is the view rendered ahead of a boundary (next) and the view it
 // follows (base); nil when none is.

@@ -41,6 +41,7 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 		s.refreshMu.Lock()
 		s.rerenderLocked(now, false)
 		s.refreshMu.Unlock()
+		s.firstCheck()
 		return
 	}
 	s.metrics.refreshes.WithLabelValues("ok").Inc()
@@ -78,10 +79,13 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 		s.histMu.Unlock()
 	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
-	wasLoaded := s.loaded.Swap(true)
 	if !sameState(cur.State, next) || (!cur.NextChange.IsZero() && !now.Before(cur.NextChange)) {
 		s.publish(next, now)
 	}
+	// ready only once the view of the first read is out: a request let in
+	// by readiness never finds the empty view of the start
+	wasLoaded := s.loaded.Swap(true)
+	s.firstCheck()
 	// The documents first, then their history: reading up to 15 series
 	// never holds back a new price or supply. Under the refresher, its
 	// history goroutine reads them, so that the next refresh and the
@@ -151,6 +155,15 @@ func (s *Mirror) publish(st *view.State, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
 	s.published()
+}
+
+// firstCheck marks the first read of the store done (Checked) and wakes
+// OnPublish, also when that read changed no view (an empty store, or one
+// that failed): what it found is news to the event feed.
+func (s *Mirror) firstCheck() {
+	if !s.checked.Swap(true) {
+		s.published()
+	}
 }
 
 // published tells OnPublish that a new view is out.
