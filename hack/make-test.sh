@@ -4,12 +4,14 @@
 # tests need is installed first when missing (hack/install-test-deps.sh);
 # then three lanes run side by side on the machine's cores:
 #   - the module lane: every module's tests with -race (hack/test.sh) and
-#     the fault matrix's measured table, every fuzz target briefly
-#     (hack/fuzz.sh), hack/bench's own tests;
-#   - the chart lane: the chart checks (hack/chart-check.sh: a real
-#     kube-apiserver, the chart on a real local node, skaffold deploying
-#     to it) and the node's report. Most of its time is spent waiting on
-#     the node and on processes it starts, which the module lane fills;
+#     the fault matrix's measured table, hack/bench's own tests;
+#   - the chart lane: every fuzz target briefly (hack/fuzz.sh), then the
+#     chart checks (hack/chart-check.sh: a real kube-apiserver, the chart
+#     on a real local node, skaffold deploying to it) and the node's
+#     report. The chart checks spend most of their time waiting on the
+#     node and on processes they start, which the module lane fills; on a
+#     fresh machine the fuzz targets' builds fill the chart checks' wait
+#     for the tools;
 #   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold),
 #     built once per machine (nothing to do on a machine that built them);
 #     the chart lane waits for each where it needs it.
@@ -49,22 +51,27 @@ trap report EXIT
 set -m
 STEP_BESIDE=1 "$step" "build pinned tools" hack/build-tools.sh >"$tools_log" 2>&1 &
 tools_pid=$!
-STEP_BESIDE=1 NODE_REPORT="$root/.bin/node-report.md" "$step" "chart checks" hack/chart-check.sh >"$chart_log" 2>&1 &
+chart_lane() {
+  local rc=0
+  "$step" "fuzz targets" hack/fuzz.sh "$@" || rc=1
+  NODE_REPORT="$root/.bin/node-report.md" "$step" "chart checks" hack/chart-check.sh || rc=1
+  return "$rc"
+}
+STEP_BESIDE=1 chart_lane "$@" >"$chart_log" 2>&1 &
 chart_pid=$!
 set +m
 
 failed=()
-echo "== the module lane (the chart checks run beside it: .bin/chart-check.log; the pinned tools' build too: .bin/build-tools.log)"
+echo "== the module lane (beside it the fuzz targets and the chart checks: .bin/chart-check.log; the pinned tools' build: .bin/build-tools.log)"
 if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"; then
   echo "fault matrix (services/standalone, measured on this run):"
   cat .bin/fault-matrix.md
 else
   failed+=("module tests")
 fi
-"$step" "fuzz targets" hack/fuzz.sh "$@" || failed+=("fuzz targets")
 "$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
 
-echo "== the chart lane (.bin/chart-check.log; waiting for it)"
+echo "== the chart lane: the fuzz targets and the chart checks (.bin/chart-check.log; waiting for it)"
 chart_rc=0
 wait "$chart_pid" || chart_rc=$?
 grep -v '^go: downloading' "$chart_log" || true
@@ -72,7 +79,7 @@ if [ "$chart_rc" -eq 0 ]; then
   echo "local cluster (hack/chartcheck TestNode, measured on this run):"
   cat .bin/node-report.md
 else
-  failed+=("chart checks")
+  failed+=("the chart lane (fuzz targets or chart checks, above)")
 fi
 tools_rc=0
 wait "$tools_pid" || tools_rc=$?
