@@ -2,6 +2,7 @@ package chartcheck
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,7 +83,8 @@ func TestDashboardsDecodeStrictly(t *testing.T) {
 // success is a nil cog.BuildErrors in a non-nil error.
 func strictDashboard(d *dashboard.Dashboard, raw []byte) error {
 	err := d.UnmarshalJSONStrict(raw)
-	if errs, ok := err.(cog.BuildErrors); ok && len(errs) == 0 {
+	var errs cog.BuildErrors
+	if errors.As(err, &errs) && len(errs) == 0 {
 		return nil
 	}
 	return err
