@@ -89,6 +89,21 @@ func startLive(t *testing.T, seed uint64, refresh time.Duration, env map[string]
 	l := &liveRows{sim: sim, node: sim.Nodes[0], api: r.info.API, had: map[uint64]bool{}}
 	l.remember()
 	waitFor(t, l.api, "/api/holders")
+	// Every domain in before a row begins: the rows judge /api/status
+	// during their fault, and under load the market collector's first
+	// document has come after the first holder count (a CI run read
+	// "market: no data" there and blamed the holders' fault for it).
+	deadline := time.Now().Add(150 * time.Second)
+	for {
+		st := l.fullStatus(t)
+		if st.Status == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/api/status still %s before the row (%q)", st.Status, st.Problems)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return l
 }
 
