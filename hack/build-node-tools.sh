@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the local cluster's pinned Go tools into .bin/ (make cluster-up runs
-# this): CoreDNS (hack/tools/coredns) and kube-router (hack/tools/kuberouter),
+# this): CoreDNS (hack/tools/coredns), kube-router (hack/tools/kuberouter),
+# the Prometheus Operator with its config reloader (hack/tools/promoperator)
+# and the Prometheus it runs (hack/tools/prometheus),
 # unless they are there already from the same pin: .bin/<tool>.version
 # records the version and go.sum each was built from, so a changed pin (or a
 # missing binary) rebuilds and nothing else does; a pin built once on this
 # machine is taken from its tool cache (hack/toolcache.sh). Static (CGO_ENABLED=0):
-# CoreDNS runs in a container of its own image (hack/imagebuild).
+# CoreDNS, the operator's two programs and Prometheus run in containers of
+# their own images (hack/imagebuild).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=hack/toolcache.sh
@@ -41,3 +44,8 @@ build() { # build <tool dir> <module> <package> <binary>
 
 build coredns github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/coredns coredns
 build kuberouter github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
+build promoperator github.com/prometheus-operator/prometheus-operator \
+  github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator
+build promoperator github.com/prometheus-operator/prometheus-operator \
+  github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
+build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus

@@ -76,7 +76,10 @@ func commitOf(t *testing.T) string {
 // helm test, an upgrade rolling the edge and the cache tier under a client
 // that must see no failed request, an edge pod and the Redis pod deleted
 // under the same client, /api/events through the cache tier receiving a
-// burn, the NetworkPolicies holding, helm uninstall leaving nothing, and,
+// burn, the Prometheus Operator's Prometheus scraping every pod through
+// the policies with the chart's alerts loaded and its dashboards answered
+// (node_monitoring_test.go), the NetworkPolicies holding, helm uninstall
+// leaving nothing, and,
 // when this test brought the cluster up, cluster-down leaving the host as
 // it found it.
 // slowEdgeReady: seconds before a new edge pod may turn ready, from the
@@ -167,6 +170,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		fmt.Fprintf(&vb, "%s: {image: {repository: %q, digest: %q}%s}\n", key, repo, digest, extra)
 	}
 	vb.WriteString("ingress: {enabled: false}\n")
+	vb.WriteString(nodeMonitoringValues)
 	if err := os.WriteFile(values, []byte(vb.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -402,6 +406,8 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		rep.add("a burn on the simulator to a supply event through the cache tier: %s", time.Since(start).Round(10*time.Millisecond))
 		_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", pod, "--wait=false")
 	})
+
+	t.Run("monitoring", func(t *testing.T) { nodeMonitoring(t, n, rep, cl.with(t)) })
 
 	t.Run("network policies", func(t *testing.T) {
 		cl := cl.with(t)

@@ -4,10 +4,12 @@
 # kube-controller-manager, kube-scheduler, kubelet and kube-proxy
 # (hack/build-kube.sh) as processes; containerd + runc (Debian's) with CNI
 # (bridge, host-local, portmap: Debian's containernetworking-plugins) for
-# the pods; CoreDNS (built from its module) as a pod; kube-router's
+# the pods; CoreDNS (built from its module) as a pod; the Prometheus
+# Operator and the Prometheus it runs (each built from its module) in the
+# namespace monitoring (monitoring.yaml); kube-router's
 # firewall enforcing NetworkPolicies; a registry (Debian's docker-registry)
-# that containerd reads docker.io, ghcr.io, gcr.io and registry.k8s.io
-# through, holding the stand-ins of the images it cannot pull
+# that containerd reads docker.io, ghcr.io, gcr.io, quay.io and
+# registry.k8s.io through, holding the stand-ins of the images it cannot pull
 # (hack/imagebuild). lib.sh says where it lives and what it changes on the
 # host; down.sh puts that back.
 #
@@ -158,7 +160,7 @@ http:
   addr: $REGISTRY
 EOF
 start_node_process registry docker-registry serve "$CLUSTER_DIR/registry.yml"
-for upstream in docker.io ghcr.io gcr.io registry.k8s.io; do
+for upstream in docker.io ghcr.io gcr.io quay.io registry.k8s.io; do
   server="https://$upstream"
   [ "$upstream" = docker.io ] && server=https://registry-1.docker.io
   mkdir -p "$CLUSTER_DIR/certs.d/$upstream"
@@ -328,12 +330,24 @@ chart_image() { # chart_image KEY: repository:tag of .KEY.image in values.yaml
 }
 runtime_image="$(sed -n 's/^ARG RUNTIME_IMAGE=//p' "$root/services/Dockerfile")"
 coredns_version="$(cd "$root/hack/tools/coredns" && GOWORK=off go list -m -f '{{.Version}}' github.com/coredns/coredns)"
+po_module=github.com/prometheus-operator/prometheus-operator
+po_version="$(cd "$root/hack/tools/promoperator" && GOWORK=off go list -m -f '{{.Version}}' "$po_module")"
+# Prometheus' version, which the operator is told (it picks the server's
+# flags by it), from its module's: v0.305.0 is Prometheus v3.5.0.
+prometheus_module="$(cd "$root/hack/tools/prometheus" && GOWORK=off go list -m -f '{{.Version}}' github.com/prometheus/prometheus)"
+prometheus_version="$(echo "$prometheus_module" | awk -F. '{ minor = $2 + 0; if (minor >= 300) printf "v3.%d.%s", minor - 300, $3; else printf "v2.%d.%s", minor, $3 }')"
 {
   "$bin/imagebuild" standin -registry "$REGISTRY" -insecure \
     "static=$runtime_image" "pause=$PAUSE_IMAGE" \
     "nginx=$(chart_image cache)" "redis=$(chart_image redis)" "busybox=$(chart_image tests)"
   "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/coredns" -at /coredns \
     -port 53/udp -port 53/tcp "registry.k8s.io/coredns/coredns:$coredns_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/prometheus-operator" -at /bin/operator \
+    -port 8080/tcp "quay.io/prometheus-operator/prometheus-operator:$po_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/prometheus-config-reloader" \
+    -at /bin/prometheus-config-reloader -port 8080/tcp "quay.io/prometheus-operator/prometheus-config-reloader:$po_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/prometheus" -at /bin/prometheus \
+    -port 9090/tcp "quay.io/prometheus/prometheus:$prometheus_version"
 } >"$CLUSTER_DIR/images.tmp"
 mv "$CLUSTER_DIR/images.tmp" "$CLUSTER_DIR/images"
 digest_of() { awk -v n="$1" '$1 == n { sub(/.*@/, "", $2); print $2 }' "$CLUSTER_DIR/images"; }
@@ -352,6 +366,24 @@ coredns_image="$(awk '$1 ~ "/coredns:" {print $2}' "$CLUSTER_DIR/images")"
 sed -e "s|@DNS_IP@|$DNS_IP|g" -e "s|@IMAGE@|$coredns_image|g" "$root/hack/cluster/coredns.yaml" |
   kubectl_node apply --server-side --force-conflicts -f - >/dev/null
 kubectl_node -n kube-system rollout status deployment/coredns --timeout=120s >/dev/null
+# --- Monitoring: the operator's CRDs (from its pinned module), the
+# operator, and the Prometheus it runs (monitoring.yaml). The Prometheus
+# pod comes up on its own; the node test waits for its targets.
+po_dir="$(cd "$root/hack/tools/promoperator" && GOWORK=off go mod download -json "$po_module" |
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+[ -d "$po_dir/example/prometheus-operator-crd" ] || die "no CRDs under $po_dir/example/prometheus-operator-crd"
+kubectl_node apply --server-side --force-conflicts -f "$po_dir/example/prometheus-operator-crd" >/dev/null
+kubectl_node wait --for=condition=Established --timeout=60s \
+  crd/prometheuses.monitoring.coreos.com crd/servicemonitors.monitoring.coreos.com \
+  crd/prometheusrules.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com >/dev/null
+image_of() { awk -v n="$1" '$1 == n {print $2}' "$CLUSTER_DIR/images"; }
+sed -e "s|@OPERATOR@|$(image_of "quay.io/prometheus-operator/prometheus-operator:$po_version")|g" \
+  -e "s|@RELOADER@|$(image_of "quay.io/prometheus-operator/prometheus-config-reloader:$po_version")|g" \
+  -e "s|@PROMETHEUS@|$(image_of "quay.io/prometheus/prometheus:$prometheus_version")|g" \
+  -e "s|@PROMETHEUS_VERSION@|$prometheus_version|g" "$root/hack/cluster/monitoring.yaml" |
+  kubectl_node apply --server-side --force-conflicts -f - >/dev/null
+kubectl_node -n monitoring rollout status deployment/kube-prometheus-stack-operator --timeout=120s >/dev/null
+log "monitoring: prometheus-operator $po_version, prometheus $prometheus_version ($((SECONDS - start_all))s)"
 # Every process of the node still runs (one that exited at start says so
 # in its log).
 for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
