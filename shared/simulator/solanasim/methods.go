@@ -213,14 +213,25 @@ func decimalString(amount uint64, decimals uint8) string {
 }
 
 // lookupMint returns a snapshot of mint's state, or the node's error.
-func (s *Server) lookupMint(ctx context.Context, k pubkey) (mintState, holderView, *rpcError) {
+// lookupMint is mint k's state and holders as the node of ctx sees them,
+// with the context slot of cfg's commitment. The slot and the state are
+// read under one hold of the ledger's lock (account does the same): a
+// change lands with its new slot under the write lock, so no answer pairs
+// a slot with the state of another. A slot read before a change and the
+// state after it made two answers at one slot disagree, as a real node's
+// never do, and the supply collector rightly refused them.
+func (s *Server) lookupMint(ctx context.Context, k pubkey, cfg commitmentConfig) (uint64, mintState, holderView, *rpcError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	slot, e := s.contextSlot(ctx, cfg)
+	if e != nil {
+		return 0, mintState{}, holderView{}, e
+	}
 	tok, ok := s.tokens[k]
 	if !ok {
-		return mintState{}, holderView{}, invalidParams("Invalid param: could not find account")
+		return 0, mintState{}, holderView{}, invalidParams("Invalid param: could not find account")
 	}
-	return s.stateSeen(ctx, tok), s.holdersSeen(ctx, tok), nil
+	return slot, s.stateSeen(ctx, tok), s.holdersSeen(ctx, tok), nil
 }
 
 func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
@@ -236,11 +247,7 @@ func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (re
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(ctx, cfg)
-	if e != nil {
-		return nil, e
-	}
-	st, _, e := s.lookupMint(ctx, k)
+	slot, st, _, e := s.lookupMint(ctx, k, cfg)
 	if e != nil {
 		return nil, e
 	}
@@ -260,11 +267,7 @@ func (s *Server) getTokenLargestAccounts(ctx context.Context, params json.RawMes
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(ctx, cfg)
-	if e != nil {
-		return nil, e
-	}
-	st, hs, e := s.lookupMint(ctx, k)
+	slot, st, hs, e := s.lookupMint(ctx, k, cfg)
 	if e != nil {
 		return nil, e
 	}
@@ -368,11 +371,7 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 	if e := checkEncoding(cfg.Encoding); e != nil {
 		return nil, e
 	}
-	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
-	if e != nil {
-		return nil, e
-	}
-	acc, e := s.account(ctx, k, cfg)
+	slot, acc, e := s.account(ctx, k, cfg)
 	if e != nil {
 		return nil, e
 	}
@@ -382,10 +381,11 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 	return s.wrap(slot, acc), nil
 }
 
-// account is account k as the node of ctx sees it, encoded as cfg asks
-// (nil when the account does not exist): getAccountInfo's value and
-// accountNotification's.
-func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (*uiAccount, *rpcError) {
+// account is account k as the node of ctx sees it at the context slot of
+// cfg's commitment, encoded as cfg asks (nil when the account does not
+// exist): getAccountInfo's value and accountNotification's, with that
+// slot.
+func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (uint64, *uiAccount, *rpcError) {
 	var (
 		st    mintState
 		data  []byte
@@ -393,6 +393,11 @@ func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (
 		isMnt bool
 	)
 	s.mu.RLock()
+	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
+	if e != nil {
+		s.mu.RUnlock()
+		return 0, nil, e
+	}
 	if tok, ok := s.tokens[k]; ok {
 		st, isMnt = s.stateSeen(ctx, tok), true
 		data, owner = st.mintData(), st.program.ID()
@@ -402,7 +407,7 @@ func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (
 	}
 	s.mu.RUnlock()
 	if data == nil {
-		return nil, nil
+		return slot, nil, nil
 	}
 	acc := uiAccount{
 		Lamports:  rentExempt(len(data)),
@@ -413,17 +418,17 @@ func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (
 	if cfg.Encoding == "jsonParsed" && isMnt {
 		b, err := json.Marshal(parsedMint(&st, len(data)))
 		if err != nil {
-			return nil, &rpcError{Code: -32603, Message: "Internal error"}
+			return 0, nil, &rpcError{Code: -32603, Message: "Internal error"}
 		}
 		acc.Data = b
 	} else {
 		b, e := appendEncodedData(nil, cfg.DataSlice.apply(data), cfg.Encoding)
 		if e != nil {
-			return nil, e
+			return 0, nil, e
 		}
 		acc.Data = b
 	}
-	return &acc, nil
+	return slot, &acc, nil
 }
 
 func optString(k optKey) *string {

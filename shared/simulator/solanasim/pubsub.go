@@ -348,10 +348,8 @@ func (c *socket) subscribe(params json.RawMessage) (uint64, *rpcError) {
 		return 0, e
 	}
 	ctx := c.viewCtx()
-	if _, e := c.srv.contextSlot(ctx, commitmentConfig{Commitment: cfg.Commitment}); e != nil {
-		return 0, e
-	}
-	acc, e := c.srv.account(ctx, k, cfg)
+	cfg.MinContextSlot = nil // a subscription's notifications come at the commitment's slot, whatever it is
+	_, acc, e := c.srv.account(ctx, k, cfg)
 	if e != nil {
 		return 0, e
 	}
@@ -414,16 +412,12 @@ func (c *socket) notifyChanged() {
 	var out []note
 	c.mu.Lock()
 	for id, sub := range c.subs {
-		acc, e := c.srv.account(vctx, sub.key, sub.cfg)
+		slot, acc, e := c.srv.account(vctx, sub.key, sub.cfg)
 		if e != nil {
 			continue
 		}
 		b, _ := json.Marshal(acc)
 		if bytes.Equal(b, sub.last) {
-			continue
-		}
-		slot, e := c.srv.contextSlot(vctx, commitmentConfig{Commitment: sub.cfg.Commitment})
-		if e != nil {
 			continue
 		}
 		sub.last = b

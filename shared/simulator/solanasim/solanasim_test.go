@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mr-tron/base58"
 	"go.uber.org/goleak"
@@ -780,4 +782,83 @@ func TestKeyEchoFault(t *testing.T) {
 			t.Errorf("the fault outlived its one request: %+v", rerr)
 		}
 	}
+}
+
+// TestOneStatePerSlot: answers at one context slot show one state, while
+// the ledger changes as fast as it can. A slot read before a change and
+// the state after it once paired two supplies with one slot (the supply
+// collector, which compares getTokenSupply with the mint account at one
+// slot, refused them as a node that cannot be trusted).
+func TestOneStatePerSlot(t *testing.T) {
+	s, url := start(t, 10)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for supply := uint64(1_000_000); ; supply++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := s.SetSupply(classicMint, supply); err != nil {
+				t.Error(err)
+				return
+			}
+			// Several answers per slot, as a collector's reads of one
+			// poll are.
+			time.Sleep(300 * time.Microsecond)
+		}
+	}()
+	seen := map[uint64]string{}
+	processed := map[string]string{"commitment": "processed"}
+	parsed := map[string]string{"commitment": "processed", "encoding": "jsonParsed"}
+	for i := range 2000 {
+		var slot uint64
+		var supply string
+		if i%2 == 0 {
+			res, rerr := rpcCall(t, url, "getTokenSupply", []any{classicMint, processed})
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var v struct {
+				Context rpcContext `json:"context"`
+				Value   struct {
+					Amount string `json:"amount"`
+				} `json:"value"`
+			}
+			if err := json.Unmarshal(res, &v); err != nil {
+				t.Fatal(err)
+			}
+			slot, supply = v.Context.Slot, v.Value.Amount
+		} else {
+			res, rerr := rpcCall(t, url, "getAccountInfo", []any{classicMint, parsed})
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var v struct {
+				Context rpcContext `json:"context"`
+				Value   struct {
+					Data struct {
+						Parsed struct {
+							Info struct {
+								Supply string `json:"supply"`
+							} `json:"info"`
+						} `json:"parsed"`
+					} `json:"data"`
+				} `json:"value"`
+			}
+			if err := json.Unmarshal(res, &v); err != nil {
+				t.Fatal(err)
+			}
+			slot, supply = v.Context.Slot, v.Value.Data.Parsed.Info.Supply
+		}
+		if before, ok := seen[slot]; ok && before != supply {
+			t.Fatalf("slot %d answered supply %s and %s", slot, before, supply)
+		}
+		seen[slot] = supply
+	}
+	close(done)
+	wg.Wait()
 }
