@@ -407,26 +407,7 @@ func TestMonitoringLive(t *testing.T) {
 		traffic(t, s.api)
 	}
 
-	var queries []Query
-	var labelValues [][2]string // metric, label of label_values() variables
-	for _, d := range dashboards(t) {
-		for _, q := range d.Queries() {
-			expr, err := Substitute(q.Expr, map[string]string{"namespace": liveNamespace, "__rate_interval": "1m"})
-			if err != nil {
-				t.Fatalf("%s: %v", q.Where, err)
-			}
-			queries = append(queries, Query{Where: "dashboard " + q.Where, Expr: expr})
-		}
-		for _, v := range d.Templating.List {
-			if m := labelValuesRE.FindStringSubmatch(v.QueryText()); m != nil {
-				labelValues = append(labelValues, [2]string{m[1], m[2]})
-			}
-		}
-	}
-	alerts := rules(t).Alerts()
-	for _, r := range alerts {
-		queries = append(queries, Query{Where: "alert " + r.Alert, Expr: r.Expr})
-	}
+	queries, labelValues, alerts := liveQueries(t, liveNamespace)
 
 	// Poll until everything holds (scrapes every second, rules evaluated
 	// every second), or report what still does not after the deadline.
@@ -463,6 +444,33 @@ func TestMonitoringLive(t *testing.T) {
 		}
 		checkMetricsDoc(t, all, rules(t))
 	})
+}
+
+// liveQueries is what a live check runs against a Prometheus: every
+// dashboard query with $namespace set to namespace, then every alert's
+// expression; the label_values() variables of the dashboards (metric,
+// label); and the alerts.
+func liveQueries(t *testing.T, namespace string) (queries []Query, labelValues [][2]string, alerts []Rule) {
+	t.Helper()
+	for _, d := range dashboards(t) {
+		for _, q := range d.Queries() {
+			expr, err := Substitute(q.Expr, map[string]string{"namespace": namespace, "__rate_interval": "1m"})
+			if err != nil {
+				t.Fatalf("%s: %v", q.Where, err)
+			}
+			queries = append(queries, Query{Where: "dashboard " + q.Where, Expr: expr})
+		}
+		for _, v := range d.Templating.List {
+			if m := labelValuesRE.FindStringSubmatch(v.QueryText()); m != nil {
+				labelValues = append(labelValues, [2]string{m[1], m[2]})
+			}
+		}
+	}
+	alerts = rules(t).Alerts()
+	for _, r := range alerts {
+		queries = append(queries, Query{Where: "alert " + r.Alert, Expr: r.Expr})
+	}
+	return queries, labelValues, alerts
 }
 
 var labelValuesRE = regexp.MustCompile(`^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$`)

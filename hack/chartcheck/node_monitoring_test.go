@@ -50,26 +50,7 @@ func nodeMonitoring(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient) {
 	if len(want) < 4 {
 		t.Fatalf("pods behind the release's metrics Services: %v, want at least the edge and the three collectors", want)
 	}
-	var queries []Query
-	var labelValues [][2]string
-	for _, d := range dashboards(t) {
-		for _, q := range d.Queries() {
-			expr, err := Substitute(q.Expr, map[string]string{"namespace": nodeNamespace, "__rate_interval": "1m"})
-			if err != nil {
-				t.Fatalf("%s: %v", q.Where, err)
-			}
-			queries = append(queries, Query{Where: "dashboard " + q.Where, Expr: expr})
-		}
-		for _, v := range d.Templating.List {
-			if m := labelValuesRE.FindStringSubmatch(v.QueryText()); m != nil {
-				labelValues = append(labelValues, [2]string{m[1], m[2]})
-			}
-		}
-	}
-	alerts := rules(t).Alerts()
-	for _, r := range alerts {
-		queries = append(queries, Query{Where: "alert " + r.Alert, Expr: r.Expr})
-	}
+	queries, labelValues, alerts := liveQueries(t, nodeNamespace)
 
 	// The public's traffic through the cache tier, and a path the API does
 	// not have (a 404 of the edge's).
