@@ -2,6 +2,7 @@ package docscheck
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +28,11 @@ func TestTimingTable(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// beside the steps that follow, and longer than all of them
-	beside := exec.Command(step, "beside", "sleep", "2.1")
+	// beside the steps that follow, and ending after all of them: it
+	// waits for the file the test writes once they are done (so the
+	// table's figures hold on a loaded machine too)
+	done := filepath.Join(t.TempDir(), "done")
+	beside := exec.Command(step, "beside", "sh", "-c", `while [ ! -e "$0" ]; do sleep 0.05; done; sleep 0.2`, done)
 	beside.Env = append(os.Environ(), "TIMING="+timing, "STEP_DEPTH=", "STEP_GROUP=", "STEP_BESIDE=1")
 	if err := beside.Start(); err != nil {
 		t.Fatal(err)
@@ -56,6 +60,9 @@ func TestTimingTable(t *testing.T) {
 	if out, err := run(nil, "tests", step, "--gotest", "pkg", log); err != nil {
 		t.Fatalf("--gotest: %v\n%s", err, out)
 	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := beside.Wait(); err != nil {
 		t.Fatalf("beside: %v", err)
 	}
@@ -64,20 +71,19 @@ func TestTimingTable(t *testing.T) {
 		t.Fatalf("--report: %v\n%s", err, report)
 	}
 	t.Logf("\n%s", report)
+	// The wall times of the steps that ran are whatever this machine
+	// took (at least the sleeps'); the go test rows are the log's.
 	want := []string{
 		`^\| step \| wall \| CPU \| \|$`,
-		`^\| beside \| 0:02 \| 0:00 \| beside the module lane \|$`,
-		`^\| outer \| 0:01 \| 0:00 \|  \|$`,
-		`^\|   inner \| 0:01 \| 0:00 \|  \|$`,
-		`^\| failing \| 0:00 \| 0:00 \| failed \(3\) \|$`,
-		`^\| tests \| 0:00 \| 0:00 \|  \|$`,
+		`^\| beside \| (\d+:\d\d) \| \d+:\d\d \| beside the module lane \|$`,
+		`^\| outer \| (\d+:\d\d) \| \d+:\d\d \|  \|$`,
+		`^\|   inner \| (\d+:\d\d) \| \d+:\d\d \|  \|$`,
+		`^\| failing \| \d+:\d\d \| \d+:\d\d \| failed \(3\) \|$`,
+		`^\| tests \| \d+:\d\d \| \d+:\d\d \|  \|$`,
 		`^\|   pkg/TestA \| 1:02 \|  \|  \|$`,
 		`^\|     pkg/TestA/sub \| 0:00 \|  \|  \|$`,
 		`^\|   pkg/TestB \| 0:03 \|  \| fail \|$`,
-		// from the start of the step beside the others to its end, which
-		// is after theirs: not the sum of the top-level steps (0:03), nor
-		// theirs without it (0:01)
-		`^\| \*\*total\*\* \| \*\*0:02\*\* \| \*\*0:00\*\* \| \|$`,
+		`^\| \*\*total\*\* \| \*\*(\d+:\d\d)\*\* \| \*\*\d+:\d\d\*\* \| \|$`,
 	}
 	var rows []string
 	for _, l := range strings.Split(report, "\n") {
@@ -88,9 +94,29 @@ func TestTimingTable(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(want), report)
 	}
+	wall := map[int]time.Duration{}
 	for i, w := range want {
-		if !regexp.MustCompile(w).MatchString(rows[i]) {
+		m := regexp.MustCompile(w).FindStringSubmatch(rows[i])
+		if m == nil {
 			t.Errorf("row %d: %q, want %s", i, rows[i], w)
+			continue
 		}
+		if len(m) > 1 {
+			var min, sec int
+			if _, err := fmt.Sscanf(m[1], "%d:%d", &min, &sec); err != nil {
+				t.Fatalf("row %d: %v", i, err)
+			}
+			wall[i] = time.Duration(min)*time.Minute + time.Duration(sec)*time.Second
+		}
+	}
+	besideWall, outer, inner, total := wall[1], wall[2], wall[3], wall[9]
+	if inner < time.Second || outer < inner {
+		t.Errorf("inner %s, outer %s: want inner at least its 1.1 s sleep and outer at least inner", inner, outer)
+	}
+	// from the start of the step beside the others (the first to start)
+	// to its end (the last): its own wall time, not the sum of the
+	// top-level steps (at least outer's more)
+	if total != besideWall {
+		t.Errorf("total %s, want the span of the step beside, %s", total, besideWall)
 	}
 }
