@@ -2,7 +2,6 @@ package standalone
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -12,7 +11,6 @@ import (
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/simulator"
-	"github.com/tokendata/tokendata/shared/simulator/dexsim"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
@@ -32,33 +30,7 @@ type SimulateOptions struct {
 	NameSet, SymbolSet bool
 	// NodeFaults are the faults of the ledger nodes of Sim.Nodes
 	// (--fault nodeN=...).
-	NodeFaults []NodeFaultSpec
-}
-
-// NodeFaultSpec is one --fault nodeN=kind: the fault of ledger node N.
-type NodeFaultSpec struct {
-	Node  int
-	Fault solanasim.NodeFault
-}
-
-// ParseNodeFaultSpec reads "nodeN=kind" (kind as solanasim.ParseNodeFault
-// takes it: ok, lag:K, wrong[:D], down, lb:K, hide:K); ok is false when v names
-// no node (another --fault).
-func ParseNodeFaultSpec(v string) (spec NodeFaultSpec, ok bool, err error) {
-	route, kind, found := strings.Cut(v, "=")
-	num, isNode := strings.CutPrefix(route, "node")
-	if !found || !isNode {
-		return NodeFaultSpec{}, false, nil
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 1 || n > simulator.MaxNodes {
-		return NodeFaultSpec{}, true, fmt.Errorf("--fault %s: the node is node1 to node%d", v, simulator.MaxNodes)
-	}
-	f, err := solanasim.ParseNodeFault(kind)
-	if err != nil {
-		return NodeFaultSpec{}, true, fmt.Errorf("--fault %s: %w", v, err)
-	}
-	return NodeFaultSpec{Node: n, Fault: f}, true, nil
+	NodeFaults []simulator.NodeFaultSpec
 }
 
 // DefaultSimulateOptions are the demo's: a live Token-2022 token of 5,000
@@ -154,12 +126,14 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		sim.SetOfficialPairs(addrs)
 	}
 	for _, f := range o.Faults {
-		if err := inject(sim, f); err != nil {
-			return err
+		if err := sim.InjectFault(f); err != nil {
+			return fmt.Errorf("--fault %w", err)
 		}
 	}
 	for _, nf := range o.NodeFaults {
-		sim.Nodes[nf.Node-1].SetFault(nf.Fault)
+		if err := sim.SetNodeFault(nf); err != nil {
+			return fmt.Errorf("--fault %w", err)
+		}
 	}
 	program := "Token-2022"
 	if so.Classic {
@@ -268,29 +242,4 @@ func supplyWithin(so simulator.Options, maxSupply string) uint64 {
 	}
 	m.Mul(m, big.NewInt(9_876_543_210)).Quo(m, big.NewInt(10_000_000_000))
 	return m.Uint64() // below the supply, so within u64
-}
-
-// inject sets one fault on the simulator that serves its route.
-func inject(sim *simulator.Sim, f fault.Spec) error {
-	info, _ := fault.Lookup(f.Fault.Kind)
-	switch f.Route {
-	case dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal:
-		if info.Routes == "rpc" {
-			return fmt.Errorf("--fault %s=%s: a JSON-RPC fault, for an RPC method or *", f.Route, f.Fault.Kind)
-		}
-		if (info.Routes == dexsim.RouteDexScreener || info.Routes == dexsim.RouteGeckoTerminal) && info.Routes != f.Route {
-			return fmt.Errorf("--fault %s=%s: a fault of route %s", f.Route, f.Fault.Kind, info.Routes)
-		}
-		sim.Dex.Faults().Inject(f.Route, f.Fault)
-		return nil
-	}
-	if info.Routes == "dex" || info.Routes == dexsim.RouteDexScreener || info.Routes == dexsim.RouteGeckoTerminal {
-		return fmt.Errorf("--fault %s=%s: a fault of the aggregators, for dexscreener or geckoterminal", f.Route, f.Fault.Kind)
-	}
-	if f.Route != "*" && !solanasim.Serves(f.Route) {
-		return errors.New("--fault " + f.Route + "=" + string(f.Fault.Kind) + ": unknown route " + strconv.Quote(f.Route) +
-			" (an RPC method such as getProgramAccounts, a PubSub subscription such as programSubscribe, * for every RPC request, dexscreener or geckoterminal)")
-	}
-	sim.RPC.Faults().Inject(f.Route, f.Fault)
-	return nil
 }

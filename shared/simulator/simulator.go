@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -139,6 +140,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		cancel()
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
+	s.RPC.HandleControl(FaultsControl, http.HandlerFunc(s.serveFaults))
 	s.Dex.LoadScenario(opts.Mint, opts.Seed)
 	// One identity on every upstream: the aggregators name the token as
 	// its on-chain metadata does.

@@ -36,7 +36,8 @@ import (
 // {"mint":"…","slot":N,"accounts":[{"address":"…","owner":"…","amount":"<base units>","closed":false},…]}
 // (the accounts as the change left them); 400 for a bad parameter or a
 // change refused (with why), 404 for an unknown mint or account (a
-// closed one included), 405 for any method but POST. The control
+// closed one included), 405 for any method but POST. HandleControl adds
+// operations (the simulator package's /_simulator/faults). The control
 // endpoint is a simulator's: no real node has it.
 const ControlPrefix = "/_simulator/"
 
@@ -73,12 +74,16 @@ func (s *Server) AdjustSupply(mint string, delta int64) (uint64, error) {
 
 func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	op := strings.TrimPrefix(r.URL.Path, ControlPrefix)
+	if h, ok := s.controls.Load(op); ok {
+		h.(http.Handler).ServeHTTP(w, r)
+		return
+	}
 	if change, ok := strings.CutPrefix(op, "holders/"); ok {
 		s.serveHolderChange(w, r, change)
 		return
 	}
 	if op != "burn" && op != "mint" {
-		http.Error(w, "unknown control: POST /_simulator/burn?amount=N or /_simulator/mint?amount=N", http.StatusNotFound)
+		http.Error(w, "unknown control: POST /_simulator/burn?amount=N, /_simulator/mint?amount=N, /_simulator/holders/<change> or /_simulator/faults?set=<route=kind>", http.StatusNotFound)
 		return
 	}
 	if !postOnly(w, r) {

@@ -369,8 +369,13 @@ func TestProgramSubscribeRefused(t *testing.T) {
 		t.Fatalf("reset: %v %s", err, b)
 	}
 	s.Faults().Clear("programSubscribe")
-	if !Serves("programSubscribe") {
-		t.Error("Serves(programSubscribe) is false: the simulate command would refuse the route")
+	for _, r := range []string{"programSubscribe", RouteProgramNotification, RouteAccountNotification} {
+		if !Serves(r) {
+			t.Errorf("Serves(%s) is false: the simulate command would refuse the route", r)
+		}
+	}
+	if Serves("notAMethod") {
+		t.Error("Serves(notAMethod) is true")
 	}
 
 	n, nu := startNode(t, s)

@@ -393,10 +393,16 @@ func excludedError(program string) *rpcError {
 	return &rpcError{Code: CodeKeyExcludedFromIdx, Message: program + " excluded from account secondary indexes; this RPC method unavailable for key"}
 }
 
-// Serves reports whether the simulated node serves the JSON-RPC method
-// (a route of Faults): over HTTP, or a PubSub subscription, whose request
-// takes the route's fault too (see socket.refusal).
-func Serves(method string) bool {
-	_, ok := methods[method]
-	return ok || method == "accountSubscribe" || method == "programSubscribe"
+// Serves reports whether route is one of the simulated node's routes of
+// Faults: a JSON-RPC method over HTTP, a PubSub subscription, whose
+// request takes the route's fault too (see socket.refusal), or a PubSub
+// notification (RouteAccountNotification, RouteProgramNotification: the
+// lost and latency kinds).
+func Serves(route string) bool {
+	_, ok := methods[route]
+	switch route {
+	case "accountSubscribe", "programSubscribe", RouteAccountNotification, RouteProgramNotification:
+		return true
+	}
+	return ok
 }

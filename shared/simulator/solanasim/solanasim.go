@@ -21,7 +21,8 @@
 // /_simulator/burn?amount=N, POST /_simulator/mint?amount=N and POST
 // /_simulator/holders/{new,open,sellout,back,move,close} (ControlPrefix;
 // in Go, AdjustSupply, OpenHolder, SetHolderBalance, MoveHolderBalance and
-// CloseHolderAccount). Each change lands at a new slot.
+// CloseHolderAccount). Each change lands at a new slot. HandleControl adds
+// operations of its own (the simulator package's faults).
 //
 //	srv := solanasim.New()
 //	_ = srv.AddToken(solanasim.Token{Mint: mint, Decimals: 9, Supply: s,
@@ -89,6 +90,9 @@ type Server struct {
 	// (/_simulator/burn, /_simulator/mint) changes when it names none.
 	defaultMint pubkey // guarded by mu
 	hasDefault  bool   // guarded by mu
+
+	// controls are HandleControl's operations, by name.
+	controls sync.Map
 
 	// changed is closed (and replaced) whenever the ledger changes: a
 	// mint's state or the slot. PubSub sockets wait on it.
@@ -185,6 +189,12 @@ func (s *Server) AddToken(t Token) error {
 // GET with Upgrade: websocket, and the control endpoint /_simulator/), for
 // use with httptest or another server.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// HandleControl serves h at ControlPrefix+op (op without a slash, not
+// burn, mint or holders), on the server's port and every node's.
+func (s *Server) HandleControl(op string, h http.Handler) {
+	s.controls.Store(op, h)
+}
 
 // Faults returns the server's fault table. Route names are the RPC method
 // names ("getProgramAccounts", "getTokenAccounts", ...) and "*" for every

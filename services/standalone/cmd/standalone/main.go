@@ -27,6 +27,7 @@ import (
 	"github.com/tokendata/tokendata/shared/httpsig"
 	"github.com/tokendata/tokendata/shared/logging"
 	"github.com/tokendata/tokendata/shared/process"
+	"github.com/tokendata/tokendata/shared/simulator"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 
@@ -38,7 +39,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	sim := standalone.DefaultSimulateOptions()
 	var (
 		faults  faultFlag
-		nodes   []standalone.NodeFaultSpec
+		nodes   []simulator.NodeFaultSpec
 		program = "token-2022"
 	)
 	return &cli.App{
@@ -108,7 +109,7 @@ YAML to paste into the token file.`,
 					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
 					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
 					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K|ws-drop|ws-stall|ws-garble|ws-off (joined with +; repeatable; the kinds are listed above)", func(v string) error {
-						spec, isNode, err := standalone.ParseNodeFaultSpec(v)
+						spec, isNode, err := simulator.ParseNodeFaultSpec(v)
 						if isNode {
 							nodes = append(nodes, spec)
 							return err
