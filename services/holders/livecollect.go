@@ -319,6 +319,12 @@ func (c *Collector) startResync(ctx context.Context, f *Follower, now time.Time)
 			if ctx.Err() == nil {
 				c.log.Warn("holders resync failed; the live count goes on", "error", c.runner.Redactor.Redact(err.Error()))
 			}
+			// A node that refuses to enumerate refuses the next restart's
+			// anchor too: the gauge (the holders-unavailable alert) says so
+			// while the live count goes on.
+			if ce := (*collector.Error)(nil); errors.As(err, &ce) && ce.Kind == contract.ErrKindUnsupported {
+				c.metrics.unsupported.Set(1)
+			}
 		}
 		c.live.mu.Lock()
 		c.live.resync = nil

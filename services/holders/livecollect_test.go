@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/tokendata/tokendata/services/holders"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
@@ -226,6 +228,30 @@ func TestCollectorLiveResync(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestCollectorLiveResyncRefused: a node that refuses a resync's
+// enumeration (no secondary index) sets
+// tokendata_holders_enumeration_unsupported (the holders-unavailable
+// alert), though the live count goes on: the next restart could not
+// anchor a count on that node.
+func TestCollectorLiveResyncRefused(t *testing.T) {
+	tok := classicToken(150)
+	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = time.Second })
+	lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
+	if got := testutil.ToFloat64(gauge(t, lc.fx.reg, "tokendata_holders_enumeration_unsupported")); got != 0 {
+		t.Fatalf("unsupported = %v before any refusal", got)
+	}
+	lc.s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.RPCExcludedIndex})
+	deadline := time.Now().Add(15 * time.Second)
+	for testutil.ToFloat64(gauge(t, lc.fx.reg, "tokendata_holders_enumeration_unsupported")) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("unsupported still 0 15 s after the node began refusing resyncs; logs:\n%s", lc.fx.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	lc.change(lc.s.OpenHolder(tok.Mint, 9))
+	lc.waitDoc("a change after the refused resync", contract.HoldersMethodLive, 0)
 }
 
 // TestCollectorLivePublishesDuringResync: a resync's enumeration runs
