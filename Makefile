@@ -44,6 +44,10 @@ ci-fresh: ## Rehearse CI on a fresh machine: .ci/run in a new clone of HEAD with
 fault-matrix: deps ## Run the fault matrix alone and rewrite the recovery-time table of docs/operations.md from what it measured
 	hack/fault-matrix.sh --write
 
+.PHONY: alert-times
+alert-times: ## Run the node test alone (the local cluster) and rewrite docs/operations.md's table of each alert's measured time to fire and to resolve
+	hack/alert-times.sh
+
 .PHONY: fuzz
 fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
 	hack/fuzz.sh $(MODULES)

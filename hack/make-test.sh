@@ -54,7 +54,7 @@ tools_pid=$!
 chart_lane() {
   local rc=0
   "$step" "fuzz targets" hack/fuzz.sh "$@" || rc=1
-  NODE_REPORT="$root/.bin/node-report.md" "$step" "chart checks" hack/chart-check.sh || rc=1
+  NODE_REPORT="$root/.bin/node-report.md" NODE_ALERTS_REPORT="$root/.bin/node-alerts.md" "$step" "chart checks" hack/chart-check.sh || rc=1
   return "$rc"
 }
 STEP_BESIDE=1 chart_lane "$@" >"$chart_log" 2>&1 &
@@ -78,6 +78,8 @@ grep -v '^go: downloading' "$chart_log" || true
 if [ "$chart_rc" -eq 0 ]; then
   echo "local cluster (hack/chartcheck TestNode, measured on this run):"
   cat .bin/node-report.md
+  echo "alerts fired by their causes on the node (measured on this run; make alert-times writes it into docs/operations.md):"
+  cat .bin/node-alerts.md 2>/dev/null || true
 else
   failed+=("the chart lane (fuzz targets or chart checks, above)")
 fi

@@ -342,6 +342,41 @@ func TestPrometheusRuleRender(t *testing.T) {
 	if _, err := chart.Template("--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.prometheusRule.disabled={notAnAlert}"); err == nil {
 		t.Error("a disabled entry that is no alert name passes the schema")
 	}
+
+	// monitoring.prometheusRule.for: the named alerts' durations, the
+	// others' unchanged.
+	got = groupsOf(t, "--set", "monitoring.prometheusRule.for.TokendataDataStale=15m", "--set", "monitoring.prometheusRule.for.TokendataTargetDown=30s")
+	for gi, g := range got {
+		for ri, r := range g.Rules {
+			wantFor := want.Groups[gi].Rules[ri].For
+			switch r.Alert {
+			case "TokendataDataStale":
+				wantFor = "15m"
+			case "TokendataTargetDown":
+				wantFor = "30s"
+			}
+			if r.For != wantFor {
+				t.Errorf("%s for %q, want %q", r.Alert, r.For, wantFor)
+			}
+		}
+	}
+	for _, bad := range [][]string{
+		{"monitoring.prometheusRule.for.TokendataDataStale=soon"},
+		{"monitoring.prometheusRule.for.TokendataDataStale=5"},
+		{"monitoring.prometheusRule.for.notAnAlert=5m"},
+		{"monitoring.prometheusRule.for.TokendataNoSuchAlert=5m"},
+		{"monitoring.prometheusRule.disabled={TokendataNoSuchAlert}"},
+	} {
+		args := []string{"--set", "monitoring.prometheusRule.enabled=true"}
+		for _, b := range bad {
+			args = append(args, "--set", b)
+		}
+		if _, err := chart.Template(args...); err == nil {
+			t.Errorf("%v renders", bad)
+		} else if strings.Contains(bad[0], "TokendataNoSuchAlert") && !strings.Contains(err.Error(), "TokendataNoSuchAlert is no alert") {
+			t.Errorf("%v: %v, want the name said", bad, err)
+		}
+	}
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

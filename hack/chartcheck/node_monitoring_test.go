@@ -18,15 +18,23 @@ import (
 const (
 	monitoringNamespace = "monitoring"
 	stackRelease        = "kube-prometheus-stack"
-	// nodeMonitoringValues turns the chart's ServiceMonitor and
-	// PrometheusRule on, labelled as the chart README tells a
-	// kube-prometheus-stack user to, and scraped every 5 s so that the
-	// test sees its targets in seconds.
-	nodeMonitoringValues = `monitoring:
-  serviceMonitor: {enabled: true, labels: {release: ` + stackRelease + `}, interval: 5s, scrapeTimeout: 4s}
-  prometheusRule: {enabled: true, labels: {release: ` + stackRelease + `}}
-`
 )
+
+// nodeMonitoringValues turns the chart's ServiceMonitor and PrometheusRule
+// on, labelled as the chart README tells a kube-prometheus-stack user to,
+// scraped every 5 s so that the test sees its targets in seconds, and
+// every alert's `for:` alertFor (monitoring.prometheusRule.for), so that
+// nodeAlerts sees each fire in seconds.
+func nodeMonitoringValues(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("monitoring:\n")
+	b.WriteString("  serviceMonitor: {enabled: true, labels: {release: " + stackRelease + "}, interval: 5s, scrapeTimeout: 4s}\n")
+	b.WriteString("  prometheusRule:\n    enabled: true\n    labels: {release: " + stackRelease + "}\n    for:\n")
+	for _, a := range rules(t).Alerts() {
+		b.WriteString("      " + a.Alert + ": " + alertFor + "\n")
+	}
+	return b.String()
+}
 
 // nodeMonitoring checks the chart's monitoring on the node, as the
 // operator's Prometheus sees it: every pod behind a metrics Service of the

@@ -78,13 +78,22 @@ func commitOf(t *testing.T) string {
 // under the same client, /api/events through the cache tier receiving a
 // burn, the Prometheus Operator's Prometheus scraping every pod through
 // the policies with the chart's alerts loaded and its dashboards answered
-// (node_monitoring_test.go), the NetworkPolicies holding, helm uninstall
+// (node_monitoring_test.go), each alert fired by its cause and resolved
+// (node_alerts_test.go), the NetworkPolicies holding, helm uninstall
 // leaving nothing, and,
 // when this test brought the cluster up, cluster-down leaving the host as
 // it found it.
 // slowEdgeReady: seconds before a new edge pod may turn ready, from the
-// roll on (edge.readinessProbe.initialDelaySeconds).
-const slowEdgeReady = 10
+// roll on (edge.readinessProbe.initialDelaySeconds). The replacement of
+// the only edge pod must be ready before the stopping one ends, at
+// lifecycle.drainMax (15 s): it turns ready up to a readiness period (5 s)
+// after this delay, plus its start, so 5 s leaves a margin; 10 s did not
+// (ready 15.4 s after the deletion, and two requests refused between the
+// two pods: the 502s of one run in four).
+const (
+	slowEdgeReady = 5
+	edgeDrainMax  = 15 * time.Second
+)
 
 func TestNode(t *testing.T) {
 	if testing.Short() {
@@ -164,13 +173,17 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	for svc, key := range map[string]string{"edge": "edge", "supply": "supply", "market": "market", "holders": "holders", "standalone": "simulator"} {
 		repo, digest, _ := strings.Cut(imgs[svc], "@")
 		extra := ""
-		if key == "simulator" {
+		switch key {
+		case "simulator":
 			extra = ", supplyEvery: 0s" // the supply moves only by the test's burns
+		case "holders":
+			extra = ", " + alertHoldersValues
 		}
 		fmt.Fprintf(&vb, "%s: {image: {repository: %q, digest: %q}%s}\n", key, repo, digest, extra)
 	}
 	vb.WriteString("ingress: {enabled: false}\n")
-	vb.WriteString(nodeMonitoringValues)
+	vb.WriteString(nodeMonitoringValues(t))
+	vb.WriteString(alertTimingValues)
 	if err := os.WriteFile(values, []byte(vb.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +297,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		old := podNames(t, n, "edge", "cache")
 		res := cl.loopDuring("roll", paths, func() {
 			start := time.Now()
-			// The new edge is ready 10 s after it starts at the soonest, as
+			// The new edge is ready slowEdgeReady s after it starts at the soonest, as
 			// a pod whose image is pulled first may be: the roll waits for
 			// it, and the deletion below must be covered by the stopping
 			// pod (lifecycle.drainMax) until it is.
@@ -330,6 +343,9 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 		if res.Failed > 0 {
 			t.Errorf("%d of %d requests failed while the edge pod was deleted: %v", res.Failed, res.Sent, res.Errors)
+			if replaced > edgeDrainMax {
+				t.Errorf("the replacement was ready %s after the deletion, past the stopping pod's lifecycle.drainMax (%s): no pod served between", replaced, edgeDrainMax)
+			}
 		}
 	})
 
@@ -408,6 +424,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	})
 
 	t.Run("monitoring", func(t *testing.T) { nodeMonitoring(t, n, rep, cl.with(t)) })
+	t.Run("alerts fire by their causes", func(t *testing.T) { nodeAlerts(t, n, rep, cl.with(t), sim) })
 
 	t.Run("network policies", func(t *testing.T) {
 		cl := cl.with(t)
