@@ -108,6 +108,9 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		return fmt.Errorf("--decimals %d: at most 18", so.Decimals)
 	}
 	so.Supply = supplyWithin(so, maxSupply)
+	if so.NodePort != 0 && so.Nodes == 0 {
+		return fmt.Errorf("--node-port %d without --nodes: there are no ledger nodes to serve on it", so.NodePort)
+	}
 	for _, nf := range o.NodeFaults {
 		if nf.Node > so.Nodes {
 			return fmt.Errorf("--fault node%d: there are %d ledger nodes (--nodes %d or more)", nf.Node, so.Nodes, nf.Node)

@@ -56,6 +56,10 @@ type Options struct {
 	// one ledger, with a fault of its own: Sim.Nodes) for SOLANA_RPC_URLS;
 	// 0 starts none.
 	Nodes int
+	// NodePort is the port of ledger node 1; node i listens on
+	// NodePort+i-1 (0: ephemeral ports), so that a cluster's Service can
+	// name them.
+	NodePort int
 }
 
 // MaxNodes bounds Options.Nodes.
@@ -169,9 +173,17 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		s.Close()
 		return nil, fmt.Errorf("simulator: Nodes %d: 0 to %d", opts.Nodes, MaxNodes)
 	}
-	for range opts.Nodes {
+	if opts.NodePort < 0 || opts.NodePort+opts.Nodes-1 > 65535 {
+		s.Close()
+		return nil, fmt.Errorf("simulator: NodePort %d: the %d ledger nodes' ports run past 65535", opts.NodePort, opts.Nodes)
+	}
+	for i := range opts.Nodes {
 		n := s.RPC.NewNode()
-		u, err := n.StartOn(ctx, opts.Host, 0)
+		port := 0
+		if opts.NodePort > 0 {
+			port = opts.NodePort + i
+		}
+		u, err := n.StartOn(ctx, opts.Host, port)
 		if err != nil {
 			s.Close()
 			return nil, err

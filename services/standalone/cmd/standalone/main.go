@@ -108,6 +108,7 @@ YAML to paste into the token file.`,
 					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
 					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
 					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
+					fs.IntVar(&sim.Sim.NodePort, "node-port", 0, "port of ledger node 1; node N listens on this port + N - 1 (0: free ports)")
 					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K|ws-drop|ws-stall|ws-garble|ws-off (joined with +; repeatable; the kinds are listed above)", func(v string) error {
 						spec, isNode, err := simulator.ParseNodeFaultSpec(v)
 						if isNode {
@@ -235,7 +236,9 @@ from 1,000 slots ago, and -32016 below a minContextSlot it has not reached),
 node2=wrong[:D] (a supply off by D base units), node3=down (HTTP 503),
 node1=lb:1000 (a load balancer alternating a current node and one 1,000 slots
 behind), node2=hide:10 (leaves 10 token accounts of each mint out of
-getProgramAccounts and getTokenAccounts: fewer holders).
+getProgramAccounts and getTokenAccounts: fewer holders). --node-port P serves
+node N on port P+N-1 (a cluster's Service names them); by default each takes a
+free port.
 
 PubSub: every port (the node's and each ledger node's) also speaks Solana's
 PubSub WebSocket on a GET with Upgrade: websocket at the RPC URL's own path

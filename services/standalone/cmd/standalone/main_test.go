@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -490,6 +491,49 @@ func TestSimulateTokenFileThenCheck(t *testing.T) {
 		!strings.Contains(errw2.String(), "warning: TOKEN_MINT=9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin overrides the mint "+config.DemoMint+" of the token file") {
 		t.Errorf("TOKEN_MINT over the file: %v %q", vars, errw2.String())
 	}
+}
+
+// TestSimulateNodePort: --node-port serves node N on the port given plus
+// N - 1 (a cluster's Service names them), and is refused without --nodes.
+func TestSimulateNodePort(t *testing.T) {
+	clearEnv(t)
+	if code, _, errw := run(t, context.Background(), "simulate", "--node-port", "8901"); code != 1 || !strings.Contains(errw, "--node-port 8901 without --nodes") {
+		t.Errorf("--node-port without --nodes: exit %d, %q", code, errw)
+	}
+	if code, _, errw := run(t, context.Background(), "simulate", "--nodes", "2", "--node-port", "65535"); code != 1 || !strings.Contains(errw, "past 65535") {
+		t.Errorf("ports past 65535: exit %d, %q", code, errw)
+	}
+	port := freePortPair(t)
+	vars, _, stop := startSimulate(t, "--price-every", "0", "--supply-every", "0", "--accounts", "10",
+		"--nodes", "2", "--node-port", strconv.Itoa(port))
+	defer stop()
+	if vars == nil {
+		t.Fatal("simulate did not start")
+	}
+	want := fmt.Sprintf("http://127.0.0.1:%d,http://127.0.0.1:%d", port, port+1)
+	if got := vars["SOLANA_RPC_URLS"]; got != want {
+		t.Errorf("SOLANA_RPC_URLS=%s, want %s", got, want)
+	}
+}
+
+// freePortPair finds a port p, with p+1, that nothing listens on now.
+func freePortPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		a, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.Addr().(*net.TCPAddr).Port
+		b, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1)))
+		_ = a.Close()
+		if err == nil {
+			_ = b.Close()
+			return p
+		}
+	}
+	t.Fatal("no two free ports in a row")
+	return 0
 }
 
 // TestSimulateNodes: `simulate --nodes 3` serves three ledger nodes with
