@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +25,16 @@ const alertFor = "5s"
 // resync in alertHoldersValues), set at install so that no pod rolls for
 // the alerts: a collector polls every few seconds, so that three failed
 // polls, a document past its stale-after and one past its Redis TTL come
-// within a minute, and the live holder count is re-anchored often.
+// within a minute, and the live holder count is re-anchored often and
+// cross-checked with the second holder source (the simulator's ledger
+// node 1, simulator.nodes) every poll.
 const (
 	alertTimingValues = `timings:
   market: {refresh: 5s, staleAfter: 15s, ttl: 30s}
   supply: {refresh: 5s, staleAfter: 15s}
   holders: {refresh: 10s}
 `
-	alertHoldersValues = `extraEnv: [{name: HOLDERS_RESYNC, value: 15s}]`
+	alertHoldersValues = `extraEnv: [{name: HOLDERS_RESYNC, value: 15s}, {name: HOLDERS_CROSSCHECK_EVERY, value: "1"}]`
 )
 
 // alertWant is an alert a cause must fire: its name and the labels that
@@ -84,13 +87,28 @@ type alertTimes struct {
 	FiredOK, Gone bool
 }
 
+// alertPhase is one cause of nodeAlerts and the alerts it must fire.
+type alertPhase struct {
+	Cause string
+	Want  []alertWant
+	// Late are the alerts of Want that resolve later than the others
+	// (their rate windows): phase returns the func that waits for them.
+	Late  []string
+	Apply func()
+	// Firing runs once every alert of Want fires, before End (nil: none).
+	Firing func()
+	End    func()
+}
+
 // nodeAlerts makes each alert of the chart's PrometheusRule fire on the
 // node by its own cause, and resolve once the cause is gone, while a
 // client loops over the API's paths through the cache tier: the
 // aggregators down, the ledger node failing the supply, the holder
-// enumeration refused, the two aggregators' prices apart, a lost
-// notification of the live holder count, the PubSub subscriptions
-// refused, Redis gone, a collector whose new pod exits at start. It
+// enumeration refused (with the dashboards' panels about failures checked
+// meanwhile), the edge starved of CPU, the second holder source counting
+// fewer holders, the two aggregators' prices apart, a lost notification
+// of the live holder count, the PubSub subscriptions refused, Redis gone,
+// a collector whose new pod exits at start. It
 // measures, for each, how long the condition took to hold, to fire (with
 // alertFor) and to resolve, and writes the table (NODE_ALERTS_REPORT, for
 // make alert-times to put in docs/operations.md).
@@ -145,13 +163,14 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 	}
 
 	var phases [][]alertTimes // each phase's, filled in as it goes
-	// phase applies a cause, waits for each alert of want to fire, ends
-	// the cause and waits for each to resolve (late: resolved later, by
-	// the returned func).
-	phase := func(cause string, want []alertWant, late []string, apply, end func()) func() {
+	// phase applies a cause, waits for each alert it wants to fire, runs
+	// Firing, ends the cause and waits for each to resolve (Late: resolved
+	// later, by the returned func).
+	phase := func(ph alertPhase) func() {
 		t.Helper()
+		cause, want, late := ph.Cause, ph.Want, ph.Late
 		start := time.Now()
-		apply()
+		ph.Apply()
 		times := make([]alertTimes, len(want))
 		phases = append(phases, times)
 		for i, w := range want {
@@ -202,8 +221,11 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 			sort.Strings(a)
 			t.Logf("%s: also active meanwhile: %s", cause, strings.Join(a, ", "))
 		}
+		if ph.Firing != nil {
+			ph.Firing()
+		}
 		ended := time.Now()
-		end()
+		ph.End()
 		resolve := func(names []string) {
 			waitFor(6*time.Minute, time.Second, func() bool {
 				now := active()
@@ -243,8 +265,8 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		// Upstreams failing: both aggregators down, the ledger node
 		// answering getTokenSupply 503, the holder enumeration refused.
 		down := "both aggregators down (`dexscreener=down`, `geckoterminal=down`)"
-		lateErrors := phase("upstreams failing",
-			[]alertWant{
+		lateErrors := phase(alertPhase{Cause: "upstreams failing",
+			Want: []alertWant{
 				{Name: "TokendataCollectorFailing", Labels: map[string]string{"collector": "market"}, Cause: down},
 				{Name: "TokendataDataStale", Labels: map[string]string{"domain": "market"}, Cause: down + ": the market's document past its stale-after (15 s)"},
 				{Name: "TokendataDataMissing", Labels: map[string]string{"domain": "market"}, Cause: down + ": the market's document past its Redis TTL (30 s)"},
@@ -253,34 +275,56 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 				{Name: "TokendataLedgerNodeDisagrees", Labels: map[string]string{"verdict": "down"}, Cause: "the ledger node answering getTokenSupply HTTP 503 (`getTokenSupply=http_503`)"},
 				{Name: "TokendataHoldersUnavailable", Cause: "the holder enumeration refused at a resync (`getProgramAccounts=rpc_excluded_index`, JSON-RPC -32010)"},
 			},
-			[]string{"TokendataEdgeErrors"},
-			func() {
+			Late: []string{"TokendataEdgeErrors"},
+			Apply: func() {
 				faults(http.MethodPost, "dexscreener=down", "geckoterminal=down", "getTokenSupply=http_503", "getProgramAccounts=rpc_excluded_index")
 			},
-			func() { faults(http.MethodDelete) })
+			// The dashboards' panels about failures show these.
+			Firing: func() { failurePanels(t, p, rep) },
+			End:    func() { faults(http.MethodDelete) }})
+
+		// The edge starved of CPU: its pods' CPU limited in place (the
+		// resize subresource, no restart) to 10m, the least quota the
+		// kubelet sets (1 ms of CPU every 100 ms), while the public's
+		// traffic goes on; lifted once the alert fires. The p99 resolves
+		// as the slow answers leave its 5-minute window.
+		edgePods := podNames(t, n, "edge")
+		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms",
+			Want:  []alertWant{{Name: "TokendataEdgeLatencyHigh"}},
+			Late:  []string{"TokendataEdgeLatencyHigh"},
+			Apply: func() { resizeCPU(t, n, edgePods, "edge", "10m", "10m") },
+			End:   func() { resizeCPU(t, n, edgePods, "edge", "50m", "") }})
+
+		// The second holder source leaving token accounts out of its
+		// listings: it counts fewer holders than the published count, far
+		// beyond the churn the slots between the two counts allow.
+		phase(alertPhase{Cause: "the second holder source (the simulator's ledger node 1, `simulator.nodes: 1`, the holders' `HOLDERS_CROSSCHECK_RPC_URL`) leaving 300 token accounts out of its listings (`node1=hide:300`)",
+			Want:  []alertWant{{Name: "TokendataHoldersSourcesDisagree"}},
+			Apply: func() { faults(http.MethodPost, "node1=hide:300") },
+			End:   func() { faults(http.MethodDelete) }})()
 
 		// The aggregators' prices 40 % apart.
-		phase("GeckoTerminal's prices 40 % above DexScreener's (`geckoterminal=skew:40%`)",
-			[]alertWant{{Name: "TokendataMarketPriceSourcesDisagree"}}, nil,
-			func() { faults(http.MethodPost, "geckoterminal=skew:40%") },
-			func() { faults(http.MethodDelete) })()
+		phase(alertPhase{Cause: "GeckoTerminal's prices 40 % above DexScreener's (`geckoterminal=skew:40%`)",
+			Want:  []alertWant{{Name: "TokendataMarketPriceSourcesDisagree"}},
+			Apply: func() { faults(http.MethodPost, "geckoterminal=skew:40%") },
+			End:   func() { faults(http.MethodDelete) }})()
 
 		// A notification of the live holder count lost: a new holder the
 		// count misses until the next resync re-anchors it.
-		phase("a new holder whose programNotification is lost (`programNotification=lost*1`): the live count misses it until a resync",
-			[]alertWant{{Name: "TokendataHoldersLiveCountDiffered"}}, nil,
-			func() {
+		phase(alertPhase{Cause: "a new holder whose programNotification is lost (`programNotification=lost*1`): the live count misses it until a resync",
+			Want: []alertWant{{Name: "TokendataHoldersLiveCountDiffered"}},
+			Apply: func() {
 				faults(http.MethodPost, "programNotification=lost*1")
 				postHolderChange(t, sim, "new?amount=1000000")
 			},
-			func() { faults(http.MethodDelete) })()
+			End: func() { faults(http.MethodDelete) }})()
 
 		// The PubSub subscriptions refused (each socket dropped as it
 		// subscribes), the two collectors that subscribe restarted so that
 		// their open sockets go.
-		phase("the supply's and the holders' subscriptions refused (`accountSubscribe=reset`, `programSubscribe=reset`: each socket dropped as it subscribes) and the two collectors restarted",
-			[]alertWant{{Name: "TokendataLedgerSubscriptionDown"}, {Name: "TokendataHoldersSubscriptionDown"}}, nil,
-			func() {
+		phase(alertPhase{Cause: "the supply's and the holders' subscriptions refused (`accountSubscribe=reset`, `programSubscribe=reset`: each socket dropped as it subscribes) and the two collectors restarted",
+			Want: []alertWant{{Name: "TokendataLedgerSubscriptionDown"}, {Name: "TokendataHoldersSubscriptionDown"}},
+			Apply: func() {
 				faults(http.MethodPost, "accountSubscribe=reset", "programSubscribe=reset")
 				restart := []string{"-n", nodeNamespace, "rollout", "restart"}
 				for _, c := range []string{"supply", "holders"} {
@@ -290,22 +334,22 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 					t.Fatalf("%v\n%s", err, out)
 				}
 			},
-			func() { faults(http.MethodDelete) })()
+			End: func() { faults(http.MethodDelete) }})()
 
 		// Redis gone (the edge serves its snapshot meanwhile: no 5xx).
 		redis := nodeRelease + "-tokendata-redis"
-		phase("Redis gone (its StatefulSet scaled to 0)",
-			[]alertWant{{Name: "TokendataRedisUnreachable"}}, nil,
-			func() {
+		phase(alertPhase{Cause: "Redis gone (its StatefulSet scaled to 0)",
+			Want: []alertWant{{Name: "TokendataRedisUnreachable"}},
+			Apply: func() {
 				if _, err := n.Kubectl(ctx, "-n", nodeNamespace, "scale", "statefulset", redis, "--replicas=0"); err != nil {
 					t.Fatal(err)
 				}
 			},
-			func() {
+			End: func() {
 				if _, err := n.Kubectl(ctx, "-n", nodeNamespace, "scale", "statefulset", redis, "--replicas=1"); err != nil {
 					t.Fatal(err)
 				}
-			})()
+			}})()
 		if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "rollout", "status", "statefulset/"+redis, "--timeout=120s"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -314,25 +358,26 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		// start (a configuration it refuses), its ops port unanswered while
 		// the old pod goes on; undone, the pod and its target go.
 		market := "deployment/" + nodeRelease + "-tokendata-market"
-		phase("a rollout of the market collector whose new pod exits at start (`MARKET_REFRESH=soon`, refused), its ops port unanswered; the rollout undone",
-			[]alertWant{{Name: "TokendataTargetDown", Labels: map[string]string{"job": "tokendata-market"}}}, nil,
-			func() {
+		phase(alertPhase{Cause: "a rollout of the market collector whose new pod exits at start (`MARKET_REFRESH=soon`, refused), its ops port unanswered; the rollout undone",
+			Want: []alertWant{{Name: "TokendataTargetDown", Labels: map[string]string{"job": "tokendata-market"}}},
+			Apply: func() {
 				if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "set", "env", market, "MARKET_REFRESH=soon"); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
 			},
-			func() {
+			End: func() {
 				if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "rollout", "undo", market); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
-			})()
+			}})()
 		if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "rollout", "status", market, "--timeout=120s"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 
-		// The 5xx ratio's alert resolves as the errors leave its 5-minute
-		// window.
+		// The 5xx ratio's and the p99's alerts resolve as the errors and
+		// the slow answers leave their 5-minute windows.
 		lateErrors()
+		lateLatency()
 	})
 
 	// Nothing left active: the release is healthy again for the subtests
@@ -393,4 +438,89 @@ func pick(m map[string]string, keys ...string) map[string]string {
 		}
 	}
 	return out
+}
+
+// resizeCPU sets the CPU request and limit ("": none) of container in the
+// pods in place (the pod's resize subresource: no restart) and waits for
+// the kubelet to apply them (the container's status resources).
+func resizeCPU(t *testing.T, n *Node, pods []string, container, request, limit string) {
+	t.Helper()
+	ctx := context.Background()
+	lim := "null"
+	if limit != "" {
+		lim = strconv.Quote(limit)
+	}
+	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"resources":{"requests":{"cpu":%q},"limits":{"cpu":%s}}}]}}`, container, request, lim)
+	for _, pod := range pods {
+		if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "patch", "pod", pod, "--subresource", "resize", "--type", "strategic", "-p", patch); err != nil {
+			t.Fatalf("resize %s: %v\n%s", pod, err, out)
+		}
+	}
+	for _, pod := range pods {
+		var got string
+		if !waitFor(time.Minute, 500*time.Millisecond, func() bool {
+			got, _ = n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o",
+				`jsonpath={.status.containerStatuses[?(@.name=="`+container+`")].resources.requests.cpu} {.status.containerStatuses[?(@.name=="`+container+`")].resources.limits.cpu}`)
+			return strings.TrimSpace(got) == strings.TrimSpace(request+" "+limit)
+		}) {
+			conds, _ := n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o", "jsonpath={.status.conditions}")
+			t.Fatalf("pod %s: CPU request and limit %q, want %q %q after a minute; conditions %s", pod, got, request, limit, conds)
+		}
+	}
+}
+
+// failurePanels checks, while the upstreams fail, that every dashboard
+// panel about failures shows them: each query with a selector of failures
+// (failureOnly; the edge's 304s are revalidations, not failures) returns
+// a series above 0.
+func failurePanels(t *testing.T, p *prometheus, rep *nodeReport) {
+	t.Helper()
+	queries, _, _ := liveQueries(t, nodeNamespace)
+	var checked []string
+	for _, q := range queries {
+		if !strings.HasPrefix(q.Where, "dashboard ") {
+			continue
+		}
+		sels, err := Selectors(q.Expr)
+		if err != nil {
+			t.Errorf("%s: %v", q.Where, err)
+			continue
+		}
+		failure := false
+		for _, s := range sels {
+			failure = failure || (failureOnly(s) && !strings.Contains(s, `code="304"`))
+		}
+		if !failure {
+			continue
+		}
+		checked = append(checked, q.Where)
+		var last string
+		if !waitFor(time.Minute, 2*time.Second, func() bool {
+			var res struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			}
+			if err := p.api("/api/v1/query", url.Values{"query": {q.Expr}}, &res); err != nil {
+				last = err.Error()
+				return false
+			}
+			last = fmt.Sprintf("%d series", len(res.Result))
+			for _, r := range res.Result {
+				if v, ok := r.Value[1].(string); ok {
+					if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+						return true
+					}
+				}
+			}
+			return false
+		}) {
+			t.Errorf("%s: no value above 0 while the upstreams fail (%s): %s", q.Where, last, q.Expr)
+		}
+	}
+	if len(checked) == 0 {
+		t.Error("no dashboard panel selects failures: failureOnly matches none of their selectors")
+	}
+	t.Logf("dashboard panels about failures, each showing them while the upstreams fail: %s", strings.Join(checked, "; "))
+	rep.add("dashboards: %d panel queries about failures show them while the upstreams fail", len(checked))
 }

@@ -175,7 +175,9 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		extra := ""
 		switch key {
 		case "simulator":
-			extra = ", supplyEvery: 0s" // the supply moves only by the test's burns
+			// the supply moves only by the test's burns; ledger node 1 is the
+			// holders' second source
+			extra = ", supplyEvery: 0s, nodes: 1"
 		case "holders":
 			extra = ", " + alertHoldersValues
 		}

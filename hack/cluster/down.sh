@@ -108,11 +108,18 @@ for f in "$CGROUP_ROOT"/*/kubepods; do
   [ -d "$f" ] && echo "cluster-down: $f is still there (a process left in it?)" >&2
 done
 
+# The host's end of the pair first: deleting it deletes its peer at once.
+# Deleted after the namespace, the pair goes when the kernel tears the
+# namespace down, in the background: a link seen a moment before could be
+# gone when deleted ("Cannot find device"), failing one CI run.
+if ip link show "$HOST_IF" >/dev/null 2>&1; then
+  if ! ip link del "$HOST_IF" && ip link show "$HOST_IF" >/dev/null 2>&1; then
+    echo "cluster-down: could not delete $HOST_IF" >&2
+    exit 1
+  fi
+fi
 if ip netns list 2>/dev/null | grep -qw "$NETNS"; then
   ip netns del "$NETNS"
-fi
-if ip link show "$HOST_IF" >/dev/null 2>&1; then
-  ip link del "$HOST_IF"
 fi
 if [ -f "$record" ]; then
   while read -r kind k v; do

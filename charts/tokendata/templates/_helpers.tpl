@@ -336,13 +336,18 @@ wsUrlsKey (SOLANA_WS_URLS), else derived from the RPC URLs; the holders
 collector's HOLDERS_RPC_URL (holdersUrlKey, optional) and second holder
 source HOLDERS_CROSSCHECK_RPC_URL (holdersCrosscheckUrlKey, when set) and
 PubSub URL of its live count HOLDERS_WS_URL (holdersWsUrlKey, when set). Without a Secret the services use their
-built-in public endpoint; with simulator.enabled, the simulator.
+built-in public endpoint; with simulator.enabled, the simulator (and its
+ledger node 1 as the holders' second source when simulator.nodes is set).
 */}}
 {{- define "tokendata.rpcEnv" -}}
 {{- $rpc := .root.Values.upstreams.rpc -}}
 {{- if .root.Values.simulator.enabled }}
 - name: SOLANA_RPC_URL
   value: {{ include "tokendata.simulatorURL" (dict "root" .root "port" .root.Values.simulator.rpcPort) | quote }}
+{{- if and .holders (gt (int .root.Values.simulator.nodes) 0) }}
+- name: HOLDERS_CROSSCHECK_RPC_URL
+  value: {{ include "tokendata.simulatorURL" (dict "root" .root "port" .root.Values.simulator.nodePort) | quote }}
+{{- end }}
 {{- else if $rpc.existingSecret }}
 {{- if $rpc.nodeUrlKeys }}
 {{- $refs := list }}
