@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -286,14 +287,15 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		// The edge starved of CPU: its pods' CPU limited in place (the
 		// resize subresource, no restart) to 10m, the least quota the
 		// kubelet sets (1 ms of CPU every 100 ms), while the public's
-		// traffic goes on; lifted once the alert fires. The p99 resolves
+		// traffic goes on; lifted to the node's cores once the alert fires
+		// (a limit cannot be removed in place). The p99 resolves
 		// as the slow answers leave its 5-minute window.
-		edgePods := podNames(t, n, "edge")
-		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms",
+		var restoreCPU func()
+		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms, then lifted to the node's cores",
 			Want:  []alertWant{{Name: "TokendataEdgeLatencyHigh"}},
 			Late:  []string{"TokendataEdgeLatencyHigh"},
-			Apply: func() { resizeCPU(t, n, edgePods, "edge", "10m", "10m") },
-			End:   func() { resizeCPU(t, n, edgePods, "edge", "50m", "") }})
+			Apply: func() { restoreCPU = limitCPU(t, n, podNames(t, n, "edge"), "edge", "10m") },
+			End:   func() { restoreCPU() }})
 
 		// The second holder source leaving token accounts out of its
 		// listings: it counts fewer holders than the published count, far
@@ -440,31 +442,55 @@ func pick(m map[string]string, keys ...string) map[string]string {
 	return out
 }
 
-// resizeCPU sets the CPU request and limit ("": none) of container in the
-// pods in place (the pod's resize subresource: no restart) and waits for
-// the kubelet to apply them (the container's status resources).
-func resizeCPU(t *testing.T, n *Node, pods []string, container, request, limit string) {
+// limitCPU sets the CPU request and limit of container in the pods to
+// cpu in place (the pod's resize subresource: no restart), waits for the
+// kubelet to apply it (the container's status resources), and returns
+// the func that puts back each pod's own request, and its limit: a limit
+// cannot be removed in place ("resource limits cannot be removed"), so a
+// pod that had none gets the node's cores, which limit nothing.
+func limitCPU(t *testing.T, n *Node, pods []string, container, cpu string) (restore func()) {
 	t.Helper()
 	ctx := context.Background()
-	lim := "null"
-	if limit != "" {
-		lim = strconv.Quote(limit)
-	}
-	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"resources":{"requests":{"cpu":%q},"limits":{"cpu":%s}}}]}}`, container, request, lim)
+	path := `{.spec.containers[?(@.name=="` + container + `")].resources`
+	was := map[string][2]string{}
 	for _, pod := range pods {
+		out, err := n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o", "jsonpath="+path+`.requests.cpu} `+path+`.limits.cpu}`)
+		if err != nil {
+			t.Fatalf("pod %s: %v", pod, err)
+		}
+		req, lim, _ := strings.Cut(out, " ")
+		was[pod] = [2]string{strings.TrimSpace(req), strings.TrimSpace(lim)}
+	}
+	set := func(pod, request, limit string) {
+		t.Helper()
+		lim := "null"
+		if limit != "" {
+			lim = strconv.Quote(limit)
+		}
+		patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"resources":{"requests":{"cpu":%q},"limits":{"cpu":%s}}}]}}`, container, request, lim)
 		if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "patch", "pod", pod, "--subresource", "resize", "--type", "strategic", "-p", patch); err != nil {
 			t.Fatalf("resize %s: %v\n%s", pod, err, out)
 		}
-	}
-	for _, pod := range pods {
+		status := `{.status.containerStatuses[?(@.name=="` + container + `")].resources`
 		var got string
 		if !waitFor(time.Minute, 500*time.Millisecond, func() bool {
-			got, _ = n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o",
-				`jsonpath={.status.containerStatuses[?(@.name=="`+container+`")].resources.requests.cpu} {.status.containerStatuses[?(@.name=="`+container+`")].resources.limits.cpu}`)
+			got, _ = n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o", "jsonpath="+status+`.requests.cpu} `+status+`.limits.cpu}`)
 			return strings.TrimSpace(got) == strings.TrimSpace(request+" "+limit)
 		}) {
 			conds, _ := n.Kubectl(ctx, "-n", nodeNamespace, "get", "pod", pod, "-o", "jsonpath={.status.conditions}")
 			t.Fatalf("pod %s: CPU request and limit %q, want %q %q after a minute; conditions %s", pod, got, request, limit, conds)
+		}
+	}
+	for _, pod := range pods {
+		set(pod, cpu, cpu)
+	}
+	return func() {
+		for _, pod := range pods {
+			limit := was[pod][1]
+			if limit == "" {
+				limit = strconv.Itoa(runtime.NumCPU())
+			}
+			set(pod, was[pod][0], limit)
 		}
 	}
 }
