@@ -290,12 +290,24 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		// traffic goes on; lifted to the node's cores once the alert fires
 		// (a limit cannot be removed in place). The p99 resolves
 		// as the slow answers leave its 5-minute window.
-		var restoreCPU func()
-		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms, then lifted to the node's cores",
-			Want:  []alertWant{{Name: "TokendataEdgeLatencyHigh"}},
-			Late:  []string{"TokendataEdgeLatencyHigh"},
-			Apply: func() { restoreCPU = limitCPU(t, n, podNames(t, n, "edge"), "edge", "10m") },
-			End:   func() { restoreCPU() }})
+		var (
+			restoreCPU func()
+			load       string
+		)
+		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms, under 12 clients at once on its uncached paths (`/api/health`, `/api/status`); then lifted to the node's cores",
+			Want: []alertWant{{Name: "TokendataEdgeLatencyHigh"}},
+			Late: []string{"TokendataEdgeLatencyHigh"},
+			Apply: func() {
+				restoreCPU = limitCPU(t, n, podNames(t, n, "edge"), "edge", "10m")
+				// A busy hour's requests in flight at once, through the
+				// cache tier to the paths it never caches.
+				load = cl.start("load", ingressNamespace, "loop", "-duration", "5m", "-interval", "0s", "-workers", "12",
+					cache+"/api/health", cache+"/api/status")
+			},
+			End: func() {
+				_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", load, "--wait=false")
+				restoreCPU()
+			}})
 
 		// The second holder source leaving token accounts out of its
 		// listings: it counts fewer holders than the published count, far

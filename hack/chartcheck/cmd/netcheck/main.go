@@ -121,9 +121,13 @@ func loop(out *json.Encoder, args []string) error {
 	interval := fs.Duration("interval", 20*time.Millisecond, "pause between two requests")
 	timeout := fs.Duration("timeout", 5*time.Second, "per request")
 	wait := fs.Duration("wait", time.Minute, "how long the first URL may take to answer 200")
+	workers := fs.Int("workers", 1, "requests in flight at once: each worker loops over the URLs")
 	_ = fs.Parse(args)
 	if fs.NArg() == 0 {
 		return fmt.Errorf("loop: no URL")
+	}
+	if *workers < 1 {
+		return fmt.Errorf("loop: -workers %d: at least 1", *workers)
 	}
 	c := client(*timeout)
 	if !waitAnswer(c, fs.Arg(0), *wait, true) {
@@ -160,36 +164,48 @@ func loop(out *json.Encoder, args []string) error {
 	go func() { _ = srv.Serve(ln) }()
 	_ = out.Encode(map[string]any{"ready": true})
 	end := time.After(*duration)
-	for i := 0; ; i++ {
-		select {
-		case <-done:
-			// Stay up until the pod is deleted (or the duration ends): the
-			// exec'd `netcheck stop` is killed if the pod's process ends
-			// before it printed.
-			<-stopped
-			_ = out.Encode(summary())
-			<-end
-			return nil
-		case <-end:
-			return out.Encode(summary())
-		default:
-		}
-		u := fs.Arg(i % fs.NArg())
-		status, _, err := fetch(c, u)
-		mu.Lock()
-		sent++
-		if err != nil || status != http.StatusOK {
-			failed++
-			if len(errs) < 20 {
-				msg := fmt.Sprintf("%s %s: status %d", time.Now().UTC().Format("15:04:05.000"), u, status)
-				if err != nil {
-					msg = fmt.Sprintf("%s %s: %v", time.Now().UTC().Format("15:04:05.000"), u, err)
+	over := make(chan struct{}) // the duration ended
+	for w := range *workers {
+		go func() {
+			for i := w; ; i++ {
+				select {
+				case <-done:
+					return
+				case <-over:
+					return
+				default:
 				}
-				errs = append(errs, msg)
+				u := fs.Arg(i % fs.NArg())
+				status, _, err := fetch(c, u)
+				mu.Lock()
+				sent++
+				if err != nil || status != http.StatusOK {
+					failed++
+					if len(errs) < 20 {
+						msg := fmt.Sprintf("%s %s: status %d", time.Now().UTC().Format("15:04:05.000"), u, status)
+						if err != nil {
+							msg = fmt.Sprintf("%s %s: %v", time.Now().UTC().Format("15:04:05.000"), u, err)
+						}
+						errs = append(errs, msg)
+					}
+				}
+				mu.Unlock()
+				time.Sleep(*interval)
 			}
-		}
-		mu.Unlock()
-		time.Sleep(*interval)
+		}()
+	}
+	select {
+	case <-done:
+		// Stay up until the pod is deleted (or the duration ends): the
+		// exec'd `netcheck stop` is killed if the pod's process ends
+		// before it printed.
+		<-stopped
+		_ = out.Encode(summary())
+		<-end
+		return nil
+	case <-end:
+		close(over)
+		return out.Encode(summary())
 	}
 }
 
