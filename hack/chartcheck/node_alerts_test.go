@@ -1,6 +1,7 @@
 package chartcheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -96,6 +97,8 @@ type alertPhase struct {
 	// (their rate windows): phase returns the func that waits for them.
 	Late  []string
 	Apply func()
+	// Within bounds the wait for Want to fire (0: 3 minutes).
+	Within time.Duration
 	// Firing runs once every alert of Want fires, before End (nil: none).
 	Firing func()
 	End    func()
@@ -181,7 +184,8 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 			}
 		}
 		also := map[string]bool{}
-		waitFor(3*time.Minute, time.Second, func() bool {
+		within := cmp.Or(ph.Within, 3*time.Minute)
+		waitFor(within, time.Second, func() bool {
 			all := true
 			now := active()
 			for i, w := range want {
@@ -211,7 +215,7 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		})
 		for _, tm := range times {
 			if !tm.FiredOK {
-				t.Errorf("%s: %s did not fire within 3 min (active: %v)", cause, tm.Want, active())
+				t.Errorf("%s: %s did not fire within %s (active: %v)", cause, tm.Want, within, active())
 			}
 		}
 		if len(also) > 0 {
@@ -297,6 +301,9 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		lateLatency := phase(alertPhase{Cause: "the edge's pods starved of CPU: their CPU limit set in place to 10m (`kubectl patch pod --subresource resize`), 1 ms of CPU every 100 ms, under 12 clients at once on its uncached paths (`/api/health`, `/api/status`); then lifted to the node's cores",
 			Want: []alertWant{{Name: "TokendataEdgeLatencyHigh"}},
 			Late: []string{"TokendataEdgeLatencyHigh"},
+			// The p99 is over 5 minutes: once the window holds only the
+			// starved edge's answers it is theirs (it took 2 min in one run).
+			Within: 6 * time.Minute,
 			Apply: func() {
 				restoreCPU = limitCPU(t, n, podNames(t, n, "edge"), "edge", "10m")
 				// A busy hour's requests in flight at once, through the
