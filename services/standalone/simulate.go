@@ -108,13 +108,8 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		return fmt.Errorf("--decimals %d: at most 18", so.Decimals)
 	}
 	so.Supply = supplyWithin(so, maxSupply)
-	if so.NodePort != 0 && so.Nodes == 0 {
-		return fmt.Errorf("--node-port %d without --nodes: there are no ledger nodes to serve on it", so.NodePort)
-	}
-	for _, nf := range o.NodeFaults {
-		if nf.Node > so.Nodes {
-			return fmt.Errorf("--fault node%d: there are %d ledger nodes (--nodes %d or more)", nf.Node, so.Nodes, nf.Node)
-		}
+	if err := checkNodes(so, o.NodeFaults); err != nil {
+		return err
 	}
 	sim, err := simulator.Start(ctx, so)
 	if err != nil {
@@ -185,6 +180,20 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 	}
 	_, _ = io.WriteString(out, b.String())
 	<-ctx.Done()
+	return nil
+}
+
+// checkNodes refuses a --node-port without ledger nodes and a fault of a
+// node that --nodes does not start.
+func checkNodes(so simulator.Options, faults []simulator.NodeFaultSpec) error {
+	if so.NodePort != 0 && so.Nodes == 0 {
+		return fmt.Errorf("--node-port %d without --nodes: there are no ledger nodes to serve on it", so.NodePort)
+	}
+	for _, nf := range faults {
+		if nf.Node > so.Nodes {
+			return fmt.Errorf("--fault node%d: there are %d ledger nodes (--nodes %d or more)", nf.Node, so.Nodes, nf.Node)
+		}
+	}
 	return nil
 }
 
