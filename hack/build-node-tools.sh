@@ -16,11 +16,18 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/.bin"
 mkdir -p "$bin"
 
+# PLUGINS, when set for a build, names the only service discoveries of
+# Prometheus that are built in (its plugins/plugins.go, the list Prometheus'
+# own `make plugins` writes from plugins.yml so that a build can leave some
+# out). The local cluster's Prometheus is given Kubernetes service discovery
+# alone, the only one the operator's configuration for ServiceMonitors uses:
+# the other twenty-two pull in the clouds' SDKs (AWS, Azure, Google, ...),
+# most of a cold build's work.
 build() { # build <tool dir> <module> <package> <binary>
   local mod="$root/hack/tools/$1" module="$2" pkg="$3" out="$bin/$4" stamp="$bin/$4.version"
   local version want
   version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' "$module")"
-  want="$version $(sha256sum "$mod/go.sum" | cut -c1-16)"
+  want="$version $(sha256sum "$mod/go.sum" | cut -c1-16)${PLUGINS:+ plugins: $PLUGINS}"
   if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
@@ -35,11 +42,49 @@ build() { # build <tool dir> <module> <package> <binary>
     fi
     echo "building $4 $version into .bin/"
     start=$SECONDS
-    (cd "$mod" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$pkg")
+    if [ -n "${PLUGINS:-}" ]; then
+      build_plugins "$mod" "$module" "$pkg" "$out"
+    else
+      (cd "$mod" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$pkg")
+    fi
     tool_store "$4" "$key" "$bin" "$4"
     echo "built $4 $version in $((SECONDS - start))s"
   )
   echo "$want" >"$stamp"
+}
+
+# build_plugins <tool dir> <module> <package> <out>: the build of a Prometheus
+# whose plugins/plugins.go registers only $PLUGINS. Go builds no edited file
+# of its module cache, so the module is copied to a temporary folder, its
+# plugins.go written there, and the wrapper's go.mod (as a -modfile copy,
+# with its go.sum) replaces the module by that folder: every dependency
+# stays the wrapper's pinned one.
+build_plugins() {
+  local mod="$1" module="$2" pkg="$3" out="$4" src tmp p
+  src="$(cd "$mod" && GOWORK=off go list -m -f '{{.Dir}}' "$module")"
+  tmp="$(mktemp -d)"
+  cp -r "$src" "$tmp/module"
+  chmod -R u+w "$tmp/module"
+  {
+    echo '// Written by hack/build-node-tools.sh: the service discoveries built in.'
+    echo
+    echo 'package plugins'
+    echo
+    echo 'import ('
+    for p in $PLUGINS; do
+      [ -d "$tmp/module/discovery/$p" ] || { echo "no service discovery $p in $module" >&2; rm -rf "$tmp"; return 1; }
+      printf '\t_ "%s/discovery/%s"\n' "$module" "$p"
+    done
+    echo ')'
+  } >"$tmp/module/plugins/plugins.go"
+  cp "$mod/go.mod" "$tmp/go.mod"
+  cp "$mod/go.sum" "$tmp/go.sum"
+  (cd "$mod" && GOWORK=off go mod edit -modfile="$tmp/go.mod" -replace "$module=$tmp/module")
+  if ! (cd "$mod" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -modfile="$tmp/go.mod" -trimpath -ldflags "-s -w" -o "$out" "$pkg"); then
+    rm -rf "$tmp"
+    return 1
+  fi
+  rm -rf "$tmp"
 }
 
 build coredns github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/coredns coredns
@@ -48,4 +93,4 @@ build promoperator github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator
 build promoperator github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
-build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus
+PLUGINS=kubernetes build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus
