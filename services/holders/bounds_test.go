@@ -1,7 +1,6 @@
 package holders_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,94 +154,4 @@ func TestHugeNodeMessageCapped(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestCountCeilings: the owner set refuses an account past either ceiling
-// and counts nothing of it; without a ceiling it takes everything.
-func TestCountCeilings(t *testing.T) {
-	owner := func(i int) *holders.Owner {
-		var o holders.Owner
-		o[0], o[1], o[2] = byte(i), byte(i>>8), byte(i>>16)
-		return &o
-	}
-	c := holders.NewCount()
-	c.Limit(10, 0)
-	for i := range 10 {
-		if err := c.Add(owner(i), uint64(i%2)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var le *holders.LimitError
-	if err := c.Add(owner(10), 1); !errors.As(err, &le) || le.MaxAccounts != 10 || c.TokenAccounts != 10 || c.Holders() != 5 {
-		t.Fatalf("past 10 accounts: %v, %d accounts, %d holders", err, c.TokenAccounts, c.Holders())
-	}
-
-	c = holders.NewCount()
-	c.Limit(0, 4<<20)
-	var err error
-	n := 0
-	for ; err == nil; n++ {
-		err = c.Add(owner(n), 1)
-	}
-	if !errors.As(err, &le) || le.MaxBytes != 4<<20 || c.Bytes() > 4<<20 || c.Holders() != uint64(n-1) || c.NonZeroAccounts != uint64(n-1) {
-		t.Fatalf("memory ceiling: %v after %d owners, %d bytes", err, n, c.Bytes())
-	}
-	if c.Holders() < 40_000 {
-		t.Errorf("4 MiB held only %d owners", c.Holders())
-	}
-}
-
-// TestLongNodeMessageDecoded: a node's error message of any length, with
-// escapes, is read in the decoder's fixed window: its start is kept,
-// clipped, and the rest skipped, on every decoder.
-func TestLongNodeMessageDecoded(t *testing.T) {
-	msg := strings.Repeat(`n\u0153ud \"occup\u00e9\" `, 200_000) // 4.6 MB of JSON
-	body := `{"jsonrpc":"2.0","error":{"code":-32603,"message":"` + msg + `","data":{}},"id":1}`
-	want := `nœud "occupé" nœud`
-	check := func(name string, err error) {
-		t.Helper()
-		var re *holders.RPCError
-		if !errors.As(err, &re) || re.Code != -32603 || !strings.HasPrefix(re.Message, want) ||
-			len(re.Message) > 300+len("…") || !utf8.ValidString(re.Message) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-	_, err := holders.DecodeProgramAccounts(strings.NewReader(body), holders.NewCount(), nil)
-	check("getProgramAccounts", err)
-	_, _, err = holders.DecodeAccountOwner(strings.NewReader(body))
-	check("getAccountInfo", err)
-	_, _, _, err = holders.DecodeDASPage(strings.NewReader(body), classicMint, holders.NewCount())
-	check("getTokenAccounts", err)
-}
-
-// FuzzDecodeAccountOwner: arbitrary bytes never panic, and an owner comes
-// only from a valid response, equal to encoding/json's reading.
-func FuzzDecodeAccountOwner(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","result":{"context":{"apiVersion":"2.2.1","slot":5},"value":{"data":["","base64"],"executable":false,` +
-		`"lamports":1461600,"owner":"TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA","rentEpoch":18446744073709551615,"space":82}},"id":1}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","result":{"context":{"slot":5},"value":null},"id":1}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid param: \u00e9"},"id":1}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","result":{"value":{"owner":"a\"b"}},"id":1} `))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		owner, exists, err := holders.DecodeAccountOwner(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		var ref struct {
-			Result *struct {
-				Value *struct {
-					Owner *string `json:"owner"`
-				} `json:"value"`
-			} `json:"result"`
-		}
-		if json.Unmarshal(b, &ref) != nil || ref.Result == nil {
-			t.Fatalf("decoded an invalid response: %q", b)
-		}
-		// encoding/json turns invalid UTF-8 into U+FFFD; the decoder keeps
-		// the bytes (no token program matches either way).
-		if (ref.Result.Value != nil) != exists || exists && (ref.Result.Value.Owner == nil ||
-			utf8.ValidString(owner) && *ref.Result.Value.Owner != owner) {
-			t.Fatalf("owner %q (exists %v), encoding/json %+v for %q", owner, exists, ref.Result.Value, b)
-		}
-	})
 }

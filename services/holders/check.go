@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/check"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
@@ -59,7 +61,7 @@ func Probe(ctx context.Context, common config.Common, token config.Token, lim Ch
 // holders it listed and in how long, or the failure with its remedy. It
 // writes nothing.
 func (c *Collector) Check(ctx context.Context, lim CheckLimits, g *check.Group) {
-	count := NewCount()
+	count := tally.NewCount()
 	count.Limit(uint64(lim.MaxAccounts), c.cfg.MaxMemoryBytes)
 	cctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
@@ -78,8 +80,8 @@ func (c *Collector) Check(ctx context.Context, lim CheckLimits, g *check.Group) 
 	if c.method == contract.HoldersMethodGPA {
 		subject = "getProgramAccounts"
 		if p := c.programID(); p != "" {
-			for _, q := range queries(p, c.mint) {
-				how += "; " + q.describe
+			for _, q := range wire.Queries(p, c.mint) {
+				how += "; " + q.Description
 			}
 		}
 	}

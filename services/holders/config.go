@@ -58,9 +58,10 @@ type Config struct {
 
 	// Live is auto, true or false (HOLDERS_LIVE): the live count, a
 	// programSubscribe of the mint's token accounts kept exact and
-	// anchored on a getProgramAccounts enumeration (live.go, follow.go,
-	// livecollect.go). auto follows it with getProgramAccounts and scans
-	// with das (LiveOn); true requires getProgramAccounts.
+	// anchored on a getProgramAccounts enumeration (tally.Live,
+	// follow.Follower, livecollect.go). auto follows it with
+	// getProgramAccounts and scans with das (LiveOn); true requires
+	// getProgramAccounts.
 	Live string `env:"LIVE" doc:"Follow the holder count live: subscribe to the mint's token accounts (programSubscribe) on HOLDERS_WS_URL and keep the count of the last enumeration exact from the notifications, publishing a change within HOLDERS_PUBLISH_INTERVAL; a full enumeration then runs only every HOLDERS_RESYNC (and after a gap in the stream). auto: live with HOLDERS_METHOD=getProgramAccounts, scans with das (which has no subscription to anchor on); true: live, and HOLDERS_METHOD must be getProgramAccounts; false: scans every HOLDERS_REFRESH. A node that refuses the subscription, or whose socket never connects, keeps the scans of HOLDERS_REFRESH." envDefault:"auto"`
 	// WSURL is the PubSub URL of the holders node (HOLDERS_WS_URL,
 	// secret); empty: HOLDERS_RPC_URL's (or SOLANA_RPC_URL's) with https

@@ -5,16 +5,25 @@
 // slot.
 //
 // getProgramAccounts answers are streamed through a hand-written
-// incremental JSON decoder (DecodeProgramAccounts) into a compact owner
-// set (Count): the response is never held, and memory stays bounded at a
-// million accounts and more. Decoding and inserting into the set run on
-// two goroutines, handing accounts over in a fixed set of batches
-// (pipeline.go). Nodes that refuse getProgramAccounts are
-// served by the paginated Helius DAS method getTokenAccounts
-// (HOLDERS_METHOD=das). A node that cannot enumerate, a broken or
-// truncated stream, or an RPC error is a failed run with its kind and
-// remedy in the status record, never a count; the last good document
-// stays in the store.
+// incremental JSON decoder (wire.DecodeProgramAccounts) into a compact
+// owner set (tally.Count): the response is never held, and memory stays
+// bounded at a million accounts and more. Decoding and inserting into the
+// set run on two goroutines, handing accounts over in a fixed set of
+// batches (services/holders/wire/pipeline.go). Nodes that refuse
+// getProgramAccounts are served by the paginated Helius DAS method
+// getTokenAccounts (HOLDERS_METHOD=das). A node that cannot enumerate, a
+// broken or truncated stream, or an RPC error is a failed run with its
+// kind and remedy in the status record, never a count; the last good
+// document stays in the store.
+//
+// The package is the collector: its configuration, the RPC client and the
+// classification of its failures, the enumeration, the cross-check, the
+// live count's subscription and publication (livecollect.go), the check
+// command and the metrics. What it counts with lives in rooms of their
+// own: services/holders/tally (the sets and counts), services/holders/wire
+// (the requests' params and the decoding of the answers and
+// notifications) and services/holders/follow (the live count between
+// enumerations).
 package holders
 
 import (
@@ -27,6 +36,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokendata/tokendata/services/holders/follow"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -50,7 +62,7 @@ type Collector struct {
 	// (crosscheck.go).
 	cross *crossCheck
 	// live is the live count; nil without HOLDERS_LIVE (livecollect.go).
-	live *liveCount
+	live *liveState
 }
 
 // source is one holder source: an endpoint and how it is enumerated.
@@ -180,7 +192,7 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 		}
 	}
 	if !answered {
-		res, err = c.enumerate(ctx)
+		res, err = c.scan(ctx)
 		enumerated = true
 	}
 	if err == nil && c.cross != nil {
@@ -205,7 +217,9 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 	return res, nil
 }
 
-func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
+// scan counts the holders with one enumeration of the primary source, as
+// a poll without a live count does, and records its metrics and log line.
+func (c *Collector) scan(ctx context.Context) (collector.Result, error) {
 	started := time.Now()
 	doc, err := c.count(ctx, source{rpc: c.rpc, method: c.method}, started)
 	if err != nil {
@@ -226,7 +240,7 @@ func (c *Collector) enumerate(ctx context.Context) (collector.Result, error) {
 // count enumerates src once into a fresh owner set and returns its
 // document (counts, method, queries and slot).
 func (c *Collector) count(ctx context.Context, src source, started time.Time) (contract.Holders, error) {
-	count := NewCount()
+	count := tally.NewCount()
 	count.Limit(uint64(c.cfg.MaxAccounts), c.cfg.MaxMemoryBytes)
 	var (
 		doc contract.Holders
@@ -266,69 +280,14 @@ func noAccounts(method string) *collector.Error {
 		Remedy:  "check TOKEN_MINT and HOLDERS_PROGRAM (auto reads the mint's program), and that the RPC node indexes token accounts by mint"}
 }
 
-// query is one getProgramAccounts query of the enumeration.
-type query struct {
-	program string
-	filters []any
-	// describe is the query in words, for the document.
-	describe string
-}
-
-// gpaConfig is the getProgramAccounts config object.
-type gpaConfig struct {
-	Encoding    string    `json:"encoding"`
-	Commitment  string    `json:"commitment"`
-	DataSlice   dataSlice `json:"dataSlice"`
-	Filters     []any     `json:"filters"`
-	WithContext bool      `json:"withContext"`
-	// MinContextSlot is the slot of the count last published: a node
-	// behind it answers -32016 rather than an older count.
-	MinContextSlot *uint64 `json:"minContextSlot,omitempty"`
-}
-
-type dataSlice struct {
-	Offset int `json:"offset"`
-	Length int `json:"length"`
-}
-
-type dataSizeFilter struct {
-	DataSize int `json:"dataSize"`
-}
-
-type memcmpFilter struct {
-	Memcmp memcmp `json:"memcmp"`
-}
-
-type memcmp struct {
-	Offset int    `json:"offset"`
-	Bytes  string `json:"bytes"`
-}
-
-// queries are the node-indexed queries that together list every token
-// account of mint under program (services/holders/README.md).
-func queries(program, mint string) []query {
-	byMint := memcmpFilter{memcmp{Offset: 0, Bytes: mint}}
-	qs := []query{{
-		program: program,
-		filters: []any{dataSizeFilter{165}, byMint},
-	}}
-	if program == contract.ProgramIDToken2022 {
-		qs[0].describe = "getProgramAccounts spl-token-2022: dataSize 165, memcmp mint at 0"
-		// "3" is base58 of the byte 2: AccountType::Account at offset 165.
-		qs = append(qs, query{program: program, filters: []any{byMint, memcmpFilter{memcmp{Offset: 165, Bytes: "3"}}},
-			describe: "getProgramAccounts spl-token-2022: memcmp mint at 0, memcmp account type 2 at 165"})
-	} else {
-		qs[0].describe = "getProgramAccounts spl-token: dataSize 165, memcmp mint at 0"
-	}
-	return qs
-}
-
 // decodeInto reads one getProgramAccounts answer into a tally and
 // returns its context slot.
 type decodeInto func(r io.Reader, progress func(accounts uint64)) (slot uint64, err error)
 
-func countInto(c *Count) decodeInto {
-	return func(r io.Reader, progress func(uint64)) (uint64, error) { return DecodeProgramAccounts(r, c, progress) }
+func countInto(c *tally.Count) decodeInto {
+	return func(r io.Reader, progress func(uint64)) (uint64, error) {
+		return wire.DecodeProgramAccounts(r, c, progress)
+	}
 }
 
 // Anchor makes f's count live: it enumerates the mint's token accounts
@@ -339,16 +298,16 @@ func countInto(c *Count) decodeInto {
 // them), and hands it to f with the notifications buffered meanwhile. It
 // returns the enumeration's figures (the document's counts, queries and
 // slot) or why there is no anchor: no socket, one that ended during the
-// enumeration (ErrNotFollowing, with the enumeration's figures), an
+// enumeration (follow.ErrNotFollowing, with the enumeration's figures), an
 // enumeration that failed.
-func (c *Collector) Anchor(ctx context.Context, f *Follower) (contract.Holders, error) {
+func (c *Collector) Anchor(ctx context.Context, f *follow.Follower) (contract.Holders, error) {
 	session, ok := f.Begin()
 	if !ok {
-		return contract.Holders{}, ErrNotFollowing
+		return contract.Holders{}, follow.ErrNotFollowing
 	}
 	l := f.Tally(0)
 	doc, err := c.enumerateGPA(ctx, c.rpc, func(r io.Reader, progress func(uint64)) (uint64, error) {
-		return DecodeProgramAccountsLive(r, l, progress)
+		return wire.DecodeProgramAccountsLive(r, l, progress)
 	}, time.Now())
 	if err != nil {
 		return contract.Holders{}, err
@@ -356,11 +315,11 @@ func (c *Collector) Anchor(ctx context.Context, f *Follower) (contract.Holders, 
 	if l.TokenAccounts() == 0 {
 		return contract.Holders{}, noAccounts(contract.HoldersMethodGPA)
 	}
-	l.anchorAt(doc.Slot)
+	l.AnchorAt(doc.Slot)
 	doc.Holders, doc.TokenAccounts, doc.NonZeroAccounts = l.Holders(), l.TokenAccounts(), l.NonZeroAccounts()
 	doc.Method = contract.HoldersMethodGPA
 	if err := f.Anchor(session, l); err != nil {
-		if errors.Is(err, ErrNotFollowing) {
+		if errors.Is(err, follow.ErrNotFollowing) {
 			return doc, err // the enumeration's figures stand as such
 		}
 		return contract.Holders{}, err
@@ -380,11 +339,9 @@ func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, decode dec
 		s := env.Source.Slot
 		min = &s
 	}
-	for _, q := range queries(program, c.mint) {
-		params := []any{q.program, gpaConfig{Encoding: "base64", Commitment: c.cfg.Commitment,
-			DataSlice: dataSlice{sliceOffset, sliceLen}, Filters: q.filters, WithContext: true, MinContextSlot: min}}
+	for _, q := range wire.Queries(program, c.mint) {
 		var slot uint64
-		err := rpc.call(ctx, methodGPA, params, func(r io.Reader) error {
+		err := rpc.call(ctx, methodGPA, q.Params(c.cfg.Commitment, min), func(r io.Reader) error {
 			var err error
 			slot, err = decode(r, prog.report)
 			return err
@@ -399,7 +356,7 @@ func (c *Collector) enumerateGPA(ctx context.Context, rpc *rpcClient, decode dec
 		if slot != 0 && (doc.Slot == 0 || slot < doc.Slot) {
 			doc.Slot = slot // the oldest slot of the merged queries
 		}
-		doc.Queries = append(doc.Queries, q.describe)
+		doc.Queries = append(doc.Queries, q.Description)
 	}
 	return doc, nil
 }
@@ -420,12 +377,10 @@ func (c *Collector) resolveProgram(ctx context.Context) (string, error) {
 	if p != "" {
 		return p, nil
 	}
-	params := []any{c.mint, map[string]any{"encoding": "base64", "commitment": c.cfg.Commitment,
-		"dataSlice": dataSlice{0, 0}}}
 	var exists bool
-	err := c.rpc.call(ctx, methodAccountInfo, params, func(r io.Reader) error {
+	err := c.rpc.call(ctx, methodAccountInfo, wire.AccountOwnerParams(c.mint, c.cfg.Commitment), func(r io.Reader) error {
 		var err error
-		p, exists, err = DecodeAccountOwner(r)
+		p, exists, err = wire.DecodeAccountOwner(r)
 		return err
 	})
 	if err != nil {

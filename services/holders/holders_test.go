@@ -397,26 +397,6 @@ func TestUnsupportedStatusGolden(t *testing.T) {
 	goldenJSON(t, "status_unsupported", rec)
 }
 
-// TestUnindexedQueryRefused sends a query the node cannot serve from its
-// mint index (no mint filter): the simulator refuses it like a real node,
-// and the decoder reports the JSON-RPC error, never a count.
-func TestUnindexedQueryRefused(t *testing.T) {
-	_, url := sim(t, classicToken(100))
-	body := `{"jsonrpc":"2.0","id":1,"method":"getProgramAccounts","params":["` + solanasim.TokenProgramID +
-		`",{"encoding":"base64","dataSlice":{"offset":32,"length":40},"filters":[{"dataSize":165}]}]}`
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	c := holders.NewCount()
-	_, err = holders.DecodeProgramAccounts(resp.Body, c, nil)
-	var re *holders.RPCError
-	if !errors.As(err, &re) || re.Code != -32010 || c.TokenAccounts != 0 {
-		t.Fatalf("err = %v, accounts %d", err, c.TokenAccounts)
-	}
-}
-
 func TestGoldenDocuments(t *testing.T) {
 	s, url := sim(t, classicToken(2000), t22Token(2000))
 	for _, tt := range []struct{ name, mint, method string }{

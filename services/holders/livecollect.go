@@ -3,11 +3,12 @@ package holders
 // The collector's live count (HOLDERS_LIVE): one PubSub socket
 // to the holders node, subscribed to the mint's token accounts
 // (programSubscribe, with the enumeration's filters and commitment), feeds
-// a Follower; the holders job's poll anchors it on a getProgramAccounts
-// enumeration (Collector.Anchor) and, once anchored, publishes the count
-// it keeps without reading the node. A publisher pokes the job at most
-// every HOLDERS_PUBLISH_INTERVAL while the count changes; HOLDERS_REFRESH
-// still writes the document when nothing does.
+// a Follower (services/holders/follow); the holders job's poll anchors it
+// on a getProgramAccounts enumeration (Collector.Anchor) and, once
+// anchored, publishes the count it keeps without reading the node. A
+// publisher pokes the job at most every HOLDERS_PUBLISH_INTERVAL while the
+// count changes; HOLDERS_REFRESH still writes the document when nothing
+// does.
 //
 // A socket that ends (dropped, silent, an unreadable notification, a slot
 // that goes back) ends the live count: the poll it pokes enumerates as
@@ -25,6 +26,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tokendata/tokendata/services/holders/follow"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -41,10 +45,11 @@ const maxBuffered = 200_000
 // few.
 const maxNotification = 64 << 10
 
-// liveCount is the collector's live state.
-type liveCount struct {
+// liveState is the collector's live count as it runs: its socket's URL
+// and record, its Follower, and the times of its anchors and resyncs.
+type liveState struct {
 	url config.Secret
-	f   *Follower
+	f   *follow.Follower
 	// programKnown is closed once the token program is resolved: the
 	// subscription needs it.
 	programKnown chan struct{}
@@ -83,12 +88,12 @@ func (c *Collector) initLive(common config.Common, on bool) {
 	if u == "" {
 		u = config.DeriveWS(common.HoldersRPC())
 	}
-	c.live = &liveCount{url: u, programKnown: make(chan struct{}), settled: make(chan struct{}),
+	c.live = &liveState{url: u, programKnown: make(chan struct{}), settled: make(chan struct{}),
 		sub: contract.LedgerSubscription{Node: 1, State: contract.SubscriptionConnecting, Since: time.Now().UTC()}}
 	if c.program != "" {
 		c.live.knownOnce.Do(func() { close(c.live.programKnown) })
 	}
-	c.metrics.liveState(contract.SubscriptionConnecting, false)
+	c.metrics.setLive(contract.SubscriptionConnecting, false)
 	c.runner.SetSubscriptions([]contract.LedgerSubscription{c.live.sub})
 }
 
@@ -109,7 +114,7 @@ func (c *Collector) runLive(ctx context.Context) {
 	c.mu.Lock()
 	program := c.program
 	c.mu.Unlock()
-	f := NewFollower(mustOwner(c.mint), program, c.cfg.MaxMemoryBytes, maxBuffered)
+	f := follow.New(mustOwner(c.mint), program, c.cfg.MaxMemoryBytes, maxBuffered)
 	c.live.mu.Lock() // the poll reads it under the lock (follower)
 	c.live.f = f
 	c.live.mu.Unlock()
@@ -120,7 +125,7 @@ func (c *Collector) runLive(ctx context.Context) {
 }
 
 // follower is the live count's follower, nil before the program is known.
-func (c *Collector) follower() *Follower {
+func (c *Collector) follower() *follow.Follower {
 	if c.live == nil {
 		return nil
 	}
@@ -129,13 +134,13 @@ func (c *Collector) follower() *Follower {
 	return c.live.f
 }
 
-// subscribe keeps the socket: programSubscribe (ProgramSubscribeParams)
+// subscribe keeps the socket: programSubscribe (wire.ProgramSubscribeParams)
 // with the enumeration's filters and the reads' commitment, so that
 // notifications and enumerations see one ledger.
 func (c *Collector) subscribe(ctx context.Context, program string) {
 	cfg := pubsub.Config{URL: c.live.url, Ping: c.cfg.WSPing, Silence: c.cfg.WSSilence,
 		Backoff: c.cfg.WSBackoff, BackoffMax: c.cfg.WSBackoffMax, MaxMessage: maxNotification}
-	req := pubsub.Request{Method: "programSubscribe", Params: ProgramSubscribeParams(program, c.mint, c.cfg.Commitment)}
+	req := pubsub.Request{Method: "programSubscribe", Params: wire.ProgramSubscribeParams(program, c.mint, c.cfg.Commitment)}
 	f := c.live.f
 	pubsub.Keep(ctx, cfg, req, pubsub.Hooks{
 		State: func(state string, cause error) {
@@ -190,7 +195,7 @@ func (c *Collector) subState(ctx context.Context, state string, cause error) (pr
 	if state != contract.SubscriptionConnecting {
 		c.live.settleOnce.Do(func() { close(c.live.settled) })
 	}
-	c.metrics.liveState(state, false)
+	c.metrics.setLive(state, false)
 	if !changed {
 		c.runner.SetSubscriptions([]contract.LedgerSubscription{rec})
 		return prev
@@ -276,14 +281,14 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 		}
 	}
 	if !f.Subscribed() {
-		c.metrics.liveState("", false)
+		c.metrics.setLive("", false)
 		return collector.Result{}, false, false, nil
 	}
 	doc, err := c.Anchor(ctx, f)
 	if err != nil {
 		f.EndResync()
-		c.metrics.liveState("", false)
-		if errors.Is(err, ErrNotFollowing) && doc.TokenAccounts > 0 {
+		c.metrics.setLive("", false)
+		if errors.Is(err, follow.ErrNotFollowing) && doc.TokenAccounts > 0 {
 			// The socket ended during the enumeration: its count stands
 			// as an enumeration's.
 			return c.enumerationResult(doc, now), true, true, nil
@@ -304,7 +309,7 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 // 6 s at 1,000,000 accounts, docs/benchmarks.md). It returns a channel
 // closed when the resync has ended; its end pokes a poll, which publishes
 // the comparison and runs the cross-check of an enumeration.
-func (c *Collector) startResync(ctx context.Context, f *Follower, now time.Time) chan struct{} {
+func (c *Collector) startResync(ctx context.Context, f *follow.Follower, now time.Time) chan struct{} {
 	done := make(chan struct{})
 	c.live.mu.Lock()
 	c.live.resync = done
@@ -418,7 +423,7 @@ func (c *Collector) noteResyncLocked(r *contract.HoldersResync) {
 }
 
 // liveResult is the document of the live count lc.
-func (c *Collector) liveResult(lc LiveCount) collector.Result {
+func (c *Collector) liveResult(lc follow.LiveCount) collector.Result {
 	c.live.mu.Lock()
 	c.noteResyncLocked(lc.Resync)
 	var rec []contract.LedgerSubscription
@@ -436,15 +441,15 @@ func (c *Collector) liveResult(lc LiveCount) collector.Result {
 		c.runner.SetSubscriptions(rec) // written with this poll's status record
 	}
 	if program, _ := c.knownProgram(); program != "" {
-		for _, q := range queries(program, c.mint) {
-			doc.Queries = append(doc.Queries, q.describe)
+		for _, q := range wire.Queries(program, c.mint) {
+			doc.Queries = append(doc.Queries, q.Description)
 		}
 	}
 	if r := lc.Resync; r != nil && !r.Agreed {
 		doc.Warnings = []contract.Warning{{Code: contract.WarnHoldersLiveDiffered,
 			Message: resyncReason(*r)}}
 	}
-	c.metrics.liveState("", true)
+	c.metrics.setLive("", true)
 	src := contract.Source{Name: contract.UpstreamSolanaRPC, Method: contract.HoldersMethodLive, Slot: lc.Slot, Commitment: c.cfg.Commitment}
 	return collector.Result{Doc: doc, Source: src, Samples: contract.HoldersSamples(doc)}
 }
@@ -474,9 +479,9 @@ func (c *Collector) knownProgram() (string, bool) {
 func (c *Collector) timing() contract.Timing { return c.runner.Jobs[0].Timing }
 
 // mustOwner decodes a mint already checked by New.
-func mustOwner(mint string) Owner {
-	var o Owner
-	if err := decodeAddress(mint, &o); err != nil {
+func mustOwner(mint string) tally.Owner {
+	var o tally.Owner
+	if err := wire.DecodeAddress(mint, &o); err != nil {
 		panic("holders: mint checked by New does not decode: " + err.Error())
 	}
 	return o

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/ops"
 )
@@ -75,7 +76,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ops.Namespace, Name: "holders_live_tally_bytes",
 		Help: "Memory of the live holder count's tallies (HOLDERS_LIVE), mapped outside the Go heap: in process_resident_memory_bytes, " +
 			"not in go_memstats_*. One tally; two during a resync, until they are compared."},
-		func() float64 { return float64(MappedBytes()) })
+		func() float64 { return float64(tally.MappedBytes()) })
 	m.resyncDifference = g("holders_live_resync_difference",
 		"Holders the live count and the enumeration of the last resync differed by (0 when they agreed).")
 	for _, v := range contract.HoldersVerdicts {
@@ -91,9 +92,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 var liveSubStates = []string{contract.SubscriptionConnecting, contract.SubscriptionConnected, contract.SubscriptionUnsupported}
 
-// liveState sets the subscription's state (when state is not "") and
+// setLive sets the subscription's state (when state is not "") and
 // whether the published count is live.
-func (m *metrics) liveState(state string, live bool) {
+func (m *metrics) setLive(state string, live bool) {
 	if state != "" {
 		for _, s := range liveSubStates {
 			v := 0.0

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -170,11 +172,11 @@ func classifyRead(ctx context.Context, method string, err error, variable string
 // classifyReadKind is classifyRead before the remedy of the kind.
 func classifyReadKind(ctx context.Context, method string, err error, variable string) error {
 	var (
-		rpcErr *RPCError
-		synErr *SyntaxError
-		stErr  *streamError
+		rpcErr *wire.RPCError
+		synErr *wire.SyntaxError
+		stErr  *wire.StreamError
 		ce     *collector.Error
-		limErr *LimitError
+		limErr *tally.LimitError
 	)
 	switch {
 	case errors.As(err, &ce):
@@ -183,7 +185,7 @@ func classifyReadKind(ctx context.Context, method string, err error, variable st
 		return tooLarge(method, limErr)
 	case errors.As(err, &rpcErr):
 		return classifyRPC(method, rpcErr, variable)
-	case errors.Is(err, errTruncated):
+	case errors.Is(err, wire.ErrTruncated):
 		return collector.Errorf(contract.ErrKindInvalid, true, "%s: %v; no partial count is kept", method, err)
 	case errors.As(err, &synErr):
 		return collector.Errorf(contract.ErrKindInvalid, false, "%s: %v", method, synErr)
@@ -207,7 +209,7 @@ func classifyReadKind(ctx context.Context, method string, err error, variable st
 }
 
 // tooLarge is the error of an enumeration that met a ceiling of Config.
-func tooLarge(method string, e *LimitError) *collector.Error {
+func tooLarge(method string, e *tally.LimitError) *collector.Error {
 	msg := fmt.Sprintf("%s: the node listed more than %d token accounts (HOLDERS_MAX_ACCOUNTS)", method, e.MaxAccounts)
 	if e.MaxAccounts == 0 {
 		msg = fmt.Sprintf("%s: the owner set would pass %d MiB (HOLDERS_MAX_MEMORY_BYTES) at %d holders of %d token accounts",
@@ -220,7 +222,7 @@ func tooLarge(method string, e *LimitError) *collector.Error {
 // classification (collector.ClassifyRPC); a node that refuses to
 // enumerate (no secondary index, method not found, 403) is
 // enumeration_unsupported, with the remedy of the method.
-func classifyRPC(method string, e *RPCError, variable string) *collector.Error {
+func classifyRPC(method string, e *wire.RPCError, variable string) *collector.Error {
 	ce := collector.ClassifyRPC(method, e.Code, e.Message, variable)
 	switch {
 	case e.Code == codeMinContextSlot:

@@ -36,6 +36,7 @@ import (
 
 	"github.com/tokendata/tokendata/hack/bench/stamp"
 	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -403,7 +404,7 @@ func notificationBytes(sim *solanasim.Server, simURL, mint string) (int, error) 
 	}
 	defer func() { _ = conn.Close() }()
 	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe",
-		"params": holders.ProgramSubscribeParams(solanasim.ProgramToken.ID(), mint, "processed")}
+		"params": wire.ProgramSubscribeParams(solanasim.ProgramToken.ID(), mint, "processed")}
 	if err := conn.WriteJSON(req); err != nil {
 		return 0, err
 	}

@@ -1,11 +1,10 @@
-package holders_test
+package wire_test
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -16,7 +15,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/mr-tron/base58"
 
-	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
@@ -41,13 +41,13 @@ type liveNode struct {
 	s       *solanasim.Server
 	url     string
 	tok     solanasim.Token
-	mint    holders.Owner
+	mint    tally.Owner
 	program string
 	notes   chan []byte
 	accts   map[string]*acct
-	// newLive makes the tally an enumeration seeds (holders.NewLive, or
+	// newLive makes the tally an enumeration seeds (tally.NewLive, or
 	// a Follower's).
-	newLive func(slot uint64) *holders.Live
+	newLive func(slot uint64) *tally.Live
 }
 
 // finalizedLag is how far behind the processed slot the simulator's
@@ -61,14 +61,14 @@ func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 	n := &liveNode{t: t, s: s, url: url, tok: tok, notes: make(chan []byte, 1024), accts: map[string]*acct{},
 		program: tok.Program.ID()}
 	b, _ := base58.Decode(tok.Mint)
-	n.mint = holders.Owner(b)
+	n.mint = tally.Owner(b)
 	c, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, resp)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	sub := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe",
-		"params": holders.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")}
+		"params": wire.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")}
 	if err := c.WriteJSON(sub); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 // from the same queries with whole account data, read with
 // encoding/json. No holder changes meanwhile, so every answer has one
 // context slot.
-func (n *liveNode) enumerate() *holders.Live {
+func (n *liveNode) enumerate() *tally.Live {
 	t := n.t
 	byMint := map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": n.tok.Mint}}
 	queries := [][]any{{byMint, map[string]any{"dataSize": 165}}}
@@ -121,7 +121,7 @@ func (n *liveNode) enumerate() *holders.Live {
 		t.Cleanup(func() { _ = resp.Body.Close() })
 		return resp
 	}
-	var l *holders.Live
+	var l *tally.Live
 	var slot uint64
 	for _, filters := range queries {
 		var out struct {
@@ -151,11 +151,11 @@ func (n *liveNode) enumerate() *holders.Live {
 		if l == nil {
 			slot = out.Result.Context.Slot
 			if n.newLive == nil {
-				n.newLive = holders.NewLive
+				n.newLive = tally.NewLive
 			}
 			l = n.newLive(slot)
 		}
-		got, err := holders.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
+		got, err := wire.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
 		if err != nil || got != slot || out.Result.Context.Slot != slot {
 			t.Fatalf("getProgramAccounts into the tally: slot %d, %v; want slot %d (and %d)", got, err, slot, out.Result.Context.Slot)
 		}
@@ -165,7 +165,7 @@ func (n *liveNode) enumerate() *holders.Live {
 }
 
 // apply decodes and applies the next count notifications.
-func (n *liveNode) apply(l *holders.Live, count int) {
+func (n *liveNode) apply(l *tally.Live, count int) {
 	n.t.Helper()
 	for range count {
 		var msg []byte
@@ -174,7 +174,7 @@ func (n *liveNode) apply(l *holders.Live, count int) {
 		case <-time.After(5 * time.Second):
 			n.t.Fatal("no programNotification within 5 s")
 		}
-		ch, err := holders.DecodeProgramNotification(msg, &n.mint, n.program)
+		ch, err := wire.DecodeProgramNotification(msg, &n.mint, n.program)
 		if err != nil {
 			n.t.Fatalf("%v: %s", err, msg)
 		}
@@ -204,7 +204,7 @@ func (n *liveNode) record(ch solanasim.HolderChange, err error) (solanasim.Holde
 // check compares the tally with the ledger: holders and non-zero
 // accounts exact; token accounts as of the enumeration plus those opened
 // since, closed ones counted until the next enumeration.
-func (n *liveNode) check(l *holders.Live, closed int) {
+func (n *liveNode) check(l *tally.Live, closed int) {
 	n.t.Helper()
 	truth, _ := n.s.Truth(n.tok.Mint)
 	if l.Holders() != uint64(truth.Holders) || l.NonZeroAccounts() != uint64(truth.NonZeroAccounts) ||
@@ -310,53 +310,6 @@ func TestLiveFollowsTheLedger(t *testing.T) {
 	}
 }
 
-// TestLiveGap: a notification behind the last one applied is a gap,
-// never applied; one at or before the enumeration's slot is already in it.
-func TestLiveGap(t *testing.T) {
-	a, b, o := holders.Owner{1}, holders.Owner{2}, holders.Owner{9}
-	l := holders.NewLive(100)
-	if err := l.Seed(&a, &o, 5); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Seed(&a, &o, 5); err == nil {
-		t.Error("an account seeded twice was taken")
-	}
-	if changed, err := l.Apply(100, &a, &o, 0); changed || err != nil || l.Holders() != 1 {
-		t.Errorf("a notification at the enumeration's slot changed the tally: %v %v, %d holders", changed, err, l.Holders())
-	}
-	if changed, err := l.Apply(105, &b, &o, 7); changed || err != nil || l.Holders() != 1 || l.NonZeroAccounts() != 2 {
-		t.Errorf("a second account of a holder: %v %v, %d holders", changed, err, l.Holders())
-	}
-	if changed, err := l.Apply(104, &a, &o, 0); !errors.Is(err, holders.ErrGap) || changed {
-		t.Errorf("a notification behind the last applied: %v %v", changed, err)
-	}
-	if l.NonZeroAccounts() != 2 || l.Slot() != 105 {
-		t.Errorf("a gap changed the tally: %d non-zero, slot %d", l.NonZeroAccounts(), l.Slot())
-	}
-}
-
-// TestLiveLimit: past its memory ceiling the tally takes nothing more and
-// says why.
-func TestLiveLimit(t *testing.T) {
-	l := holders.NewLive(1)
-	l.Limit(1 << 20)
-	var err error
-	var i uint32
-	for ; err == nil && i < 1_000_000; i++ {
-		var a, o holders.Owner
-		binary.LittleEndian.PutUint32(a[:], i)
-		binary.LittleEndian.PutUint32(o[:], i)
-		err = l.Seed(&a, &o, 1)
-	}
-	var le *holders.LimitError
-	if !errors.As(err, &le) || le.MaxBytes != 1<<20 {
-		t.Fatalf("after %d accounts: %v, want a LimitError at 1 MiB", i, err)
-	}
-	if l.Bytes() > 1<<20 || l.Holders() != uint64(i-1) {
-		t.Errorf("%d bytes, %d holders after %d accounts", l.Bytes(), l.Holders(), i-1)
-	}
-}
-
 // TestDecodeProgramNotificationRefuses: what is not a token account of
 // the mint under the program is an error, never a change; the slice the
 // subscription asks for and the whole account (a node that ignores the
@@ -368,11 +321,11 @@ func TestDecodeProgramNotificationRefuses(t *testing.T) {
 		t.Fatal("one notification expected")
 	}
 	good := <-n.notes
-	ch, err := holders.DecodeProgramNotification(good, &n.mint, n.program)
+	ch, err := wire.DecodeProgramNotification(good, &n.mint, n.program)
 	if err != nil || ch.Amount != 5 || ch.Slot == 0 || ch.Subscription == 0 || base58.Encode(ch.Owner[:]) != ch0.Accounts[0].Owner {
 		t.Fatalf("the simulator's notification: %+v %v", ch, err)
 	}
-	if _, err := holders.DecodeProgramNotification(good, &n.mint, solanasim.Token2022ProgramID); err == nil {
+	if _, err := wire.DecodeProgramNotification(good, &n.mint, solanasim.Token2022ProgramID); err == nil {
 		t.Error("an account of another program was taken")
 	}
 	var m map[string]any
@@ -416,7 +369,7 @@ func TestDecodeProgramNotificationRefuses(t *testing.T) {
 		tc.mutate()
 		account["owner"] = tc.program
 		b, _ := json.Marshal(m)
-		ch, err := holders.DecodeProgramNotification(b, &n.mint, tc.program)
+		ch, err := wire.DecodeProgramNotification(b, &n.mint, tc.program)
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("%s: refused: %v", name, err)
@@ -448,9 +401,9 @@ func TestDecodeProgramAccountsLiveRefuses(t *testing.T) {
 		"a pubkey not base58": {account("0OIl") + "," + account(b), false},
 		"a short pubkey":      {account("abc"), false},
 	} {
-		l := holders.NewLive(9)
+		l := tally.NewLive(9)
 		body := `{"jsonrpc":"2.0","id":1,"result":{"context":{"slot":9},"value":[` + tc.accounts + `]}}`
-		_, err := holders.DecodeProgramAccountsLive(strings.NewReader(body), l, nil)
+		_, err := wire.DecodeProgramAccountsLive(strings.NewReader(body), l, nil)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -1,8 +1,10 @@
-package holders
+package wire
 
 import (
 	"errors"
 	"sync/atomic"
+
+	"github.com/tokendata/tokendata/services/holders/tally"
 )
 
 // The decoder and the owner set run on two goroutines. Inserting into the
@@ -23,9 +25,9 @@ const (
 
 type batch struct {
 	n        int
-	owners   [batchLen]Owner
+	owners   [batchLen]tally.Owner
 	amounts  [batchLen]uint64
-	accounts *[batchLen]Owner // the accounts' own addresses: a Live's only
+	accounts *[batchLen]tally.Owner // the accounts' own addresses: a Live's only
 }
 
 // counter adds the accounts the decoder queues to a Count, or seeds a
@@ -34,8 +36,8 @@ type batch struct {
 // (Live.Seed) stops the counting, and it wins over any error the decoder
 // meets later in the stream (finish).
 type counter struct {
-	c      *Count
-	l      *Live // when set, instead of c
+	c      *tally.Count
+	l      *tally.Live // when set, instead of c
 	full   chan *batch
 	free   chan *batch
 	done   chan struct{}
@@ -44,7 +46,7 @@ type counter struct {
 	failed atomic.Bool // err is set: the decoder may stop early
 }
 
-func startCounter(c *Count, l *Live) *counter {
+func startCounter(c *tally.Count, l *tally.Live) *counter {
 	k := &counter{c: c, l: l, full: make(chan *batch, batches), free: make(chan *batch, batches), done: make(chan struct{})}
 	for range batches - 1 {
 		k.free <- k.newBatch()
@@ -59,7 +61,7 @@ func startCounter(c *Count, l *Live) *counter {
 func (k *counter) newBatch() *batch {
 	b := new(batch)
 	if k.l != nil {
-		b.accounts = new([batchLen]Owner)
+		b.accounts = new([batchLen]tally.Owner)
 	}
 	return b
 }
@@ -87,7 +89,7 @@ func (k *counter) run() {
 // add queues one account (its address matters to a Live only). It
 // returns an error once the counting has failed (then the decoder stops
 // and calls finish, which returns it).
-func (k *counter) add(account, owner *Owner, amount uint64) error {
+func (k *counter) add(account, owner *tally.Owner, amount uint64) error {
 	b := k.cur
 	b.owners[b.n], b.amounts[b.n] = *owner, amount
 	if k.l != nil {

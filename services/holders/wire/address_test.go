@@ -1,4 +1,4 @@
-package holders
+package wire
 
 import (
 	"bytes"
@@ -7,29 +7,31 @@ import (
 	"testing"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/tokendata/tokendata/services/holders/tally"
 )
 
-// agree checks decodeAddress against github.com/mr-tron/base58 on s: the
+// agree checks DecodeAddress against github.com/mr-tron/base58 on s: the
 // same 32 bytes, or an error where that decoder errs or decodes to
 // another length.
 func agree(t *testing.T, s string) {
 	t.Helper()
-	var got Owner
-	err := decodeAddress(s, &got)
+	var got tally.Owner
+	err := DecodeAddress(s, &got)
 	want, wantErr := base58.Decode(s)
 	switch {
 	case wantErr != nil || len(want) != len(got):
 		if err == nil {
-			t.Fatalf("decodeAddress(%q) = %x; base58.Decode: %x, %v", s, got, want, wantErr)
+			t.Fatalf("DecodeAddress(%q) = %x; base58.Decode: %x, %v", s, got, want, wantErr)
 		}
 	case err != nil:
-		t.Fatalf("decodeAddress(%q): %v; base58.Decode: %x", s, err, want)
+		t.Fatalf("DecodeAddress(%q): %v; base58.Decode: %x", s, err, want)
 	case !bytes.Equal(got[:], want):
-		t.Fatalf("decodeAddress(%q) = %x, base58.Decode %x", s, got, want)
+		t.Fatalf("DecodeAddress(%q) = %x, base58.Decode %x", s, got, want)
 	}
-	var fromBytes Owner
-	if errB := decodeAddress([]byte(s), &fromBytes); (errB == nil) != (err == nil) || fromBytes != got {
-		t.Fatalf("decodeAddress(%q) as bytes: %x, %v; as a string: %x, %v", s, fromBytes, errB, got, err)
+	var fromBytes tally.Owner
+	if errB := DecodeAddress([]byte(s), &fromBytes); (errB == nil) != (err == nil) || fromBytes != got {
+		t.Fatalf("DecodeAddress(%q) as bytes: %x, %v; as a string: %x, %v", s, fromBytes, errB, got, err)
 	}
 }
 
@@ -77,12 +79,12 @@ func FuzzDecodeAddress(f *testing.F) {
 // memory was made of).
 func TestDecodeAddressAllocatesNothing(t *testing.T) {
 	s := []byte("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
-	var a Owner
+	var a tally.Owner
 	if n := testing.AllocsPerRun(1000, func() {
-		if err := decodeAddress(s, &a); err != nil {
+		if err := DecodeAddress(s, &a); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {
-		t.Fatalf("decodeAddress made %v allocations a call, want 0", n)
+		t.Fatalf("DecodeAddress made %v allocations a call, want 0", n)
 	}
 }

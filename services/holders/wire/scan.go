@@ -1,4 +1,4 @@
-package holders
+package wire
 
 import (
 	"bytes"
@@ -17,8 +17,9 @@ const scanBufSize = 64 << 10
 // maxDepth bounds the nesting of skipped values.
 const maxDepth = 64
 
-// errTruncated is returned when the stream ends before the JSON value does.
-var errTruncated = errors.New("the response ended before its JSON was complete")
+// ErrTruncated is returned, wrapped, when the stream ends before the JSON
+// value does.
+var ErrTruncated = errors.New("the response ended before its JSON was complete")
 
 // SyntaxError is an invalid JSON byte (or a JSON value of the wrong shape)
 // at Offset of the decompressed stream.
@@ -31,12 +32,12 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
-// streamError is a failure to read the stream itself (connection reset,
+// StreamError is a failure to read the stream itself (connection reset,
 // gzip corruption, context cancelled): the decoder never saw the end.
-type streamError struct{ err error }
+type StreamError struct{ err error }
 
-func (e *streamError) Error() string { return "reading the response failed: " + e.err.Error() }
-func (e *streamError) Unwrap() error { return e.err }
+func (e *StreamError) Error() string { return "reading the response failed: " + e.err.Error() }
+func (e *StreamError) Unwrap() error { return e.err }
 
 // scanner is an incremental JSON tokenizer over an io.Reader with a fixed
 // window: it never holds more than scanBufSize bytes of the stream, and
@@ -93,9 +94,9 @@ func (s *scanner) fail() error {
 	case errors.As(s.err, &se):
 		return s.err
 	case s.err == nil || errors.Is(s.err, io.EOF):
-		return fmt.Errorf("%w (after %d bytes)", errTruncated, s.off+int64(s.end))
+		return fmt.Errorf("%w (after %d bytes)", ErrTruncated, s.off+int64(s.end))
 	}
-	return &streamError{err: s.err}
+	return &StreamError{err: s.err}
 }
 
 func (s *scanner) syntax(format string, a ...any) error {
@@ -137,7 +138,7 @@ func (s *scanner) atEOF() error {
 	if err == nil {
 		return s.syntax("unexpected %q after the end of the response", c)
 	}
-	if errors.Is(err, errTruncated) {
+	if errors.Is(err, ErrTruncated) {
 		return nil
 	}
 	return err

@@ -1,4 +1,4 @@
-package holders_test
+package wire_test
 
 import (
 	"errors"
@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 )
 
 // manyAccounts is a response of n accounts over n/3 owners (every third
@@ -29,8 +30,8 @@ func TestDecodeAcrossBatches(t *testing.T) {
 	if !ok {
 		t.Fatal("the oracle rejects the response")
 	}
-	c := holders.NewCount()
-	if _, err := holders.DecodeProgramAccounts(strings.NewReader(body), c, nil); err != nil {
+	c := tally.NewCount()
+	if _, err := wire.DecodeProgramAccounts(strings.NewReader(body), c, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.TokenAccounts != wantAccounts || c.NonZeroAccounts != wantNonZero || c.Holders() != wantHolders {
@@ -54,10 +55,10 @@ func TestLimitWinsOverLaterError(t *testing.T) {
 		{"valid to the end", good},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := holders.NewCount()
+			c := tally.NewCount()
 			c.Limit(10, 0)
-			_, err := holders.DecodeProgramAccounts(strings.NewReader(tt.body), c, nil)
-			var le *holders.LimitError
+			_, err := wire.DecodeProgramAccounts(strings.NewReader(tt.body), c, nil)
+			var le *tally.LimitError
 			if !errors.As(err, &le) || le.MaxAccounts != 10 || le.Accounts != 10 {
 				t.Fatalf("error %v, want the ceiling of 10 accounts met at the 10th", err)
 			}
@@ -75,9 +76,9 @@ func TestLimitWinsOverLaterError(t *testing.T) {
 	// counter runs.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	r := &countingReader{r: strings.NewReader(good)}
-	c := holders.NewCount()
+	c := tally.NewCount()
 	c.Limit(10, 0)
-	if _, err := holders.DecodeProgramAccounts(r, c, nil); err == nil {
+	if _, err := wire.DecodeProgramAccounts(r, c, nil); err == nil {
 		t.Fatal("no error past the ceiling")
 	}
 	if r.n > int64(len(good))*4/5 {

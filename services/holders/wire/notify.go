@@ -1,4 +1,4 @@
-package holders
+package wire
 
 import (
 	"encoding/base64"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/mr-tron/base58"
 
+	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/pubsub"
 )
 
 // Change is one programNotification of a token account: its whole state
@@ -21,7 +21,7 @@ type Change struct {
 	Slot uint64
 	// Account is the token account's address, Owner its owner (the
 	// holder), Amount its balance in base units.
-	Account, Owner Owner
+	Account, Owner tally.Owner
 	Amount         uint64
 }
 
@@ -56,6 +56,22 @@ func ProgramSubscribeParams(program, mint, commitment string) []any {
 	return []any{program, map[string]any{"encoding": "base64", "commitment": commitment, "dataSlice": slice, "filters": filters}}
 }
 
+// notification is the envelope of a PubSub notification, the shape
+// shared/pubsub.Notification reads (repeated here: this package links no
+// socket); Value is the subscription's own, a program's keyed account.
+type notification struct {
+	Method string `json:"method"`
+	Params struct {
+		Result struct {
+			Context struct {
+				Slot uint64 `json:"slot"`
+			} `json:"context"`
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		Subscription uint64 `json:"subscription"`
+	} `json:"params"`
+}
+
 // DecodeProgramNotification reads a programNotification of a base64
 // subscription to the token program (the supply's encoding is not the
 // holders'), for mint's accounts, sliced as ProgramSubscribeParams asks
@@ -65,8 +81,8 @@ func ProgramSubscribeParams(program, mint, commitment string) []any {
 // carry its mint: the subscription's filter is the node's word for it, as
 // for the enumeration's sliced accounts.) Notifications are small (one
 // account each): encoding/json is enough at thousands a second.
-func DecodeProgramNotification(msg []byte, mint *Owner, program string) (Change, error) {
-	var m pubsub.Notification
+func DecodeProgramNotification(msg []byte, mint *tally.Owner, program string) (Change, error) {
+	var m notification
 	if err := json.Unmarshal(msg, &m); err != nil {
 		return Change{}, fmt.Errorf("programNotification: %w", err)
 	}
@@ -91,7 +107,7 @@ func DecodeProgramNotification(msg []byte, mint *Owner, program string) (Change,
 	if len(acc.Data) != 2 || acc.Data[1] != "base64" {
 		return Change{}, fmt.Errorf("programNotification: account data not [\"…\",\"base64\"]")
 	}
-	if err := decodeAddress(v.Pubkey, &ch.Account); err != nil {
+	if err := DecodeAddress(v.Pubkey, &ch.Account); err != nil {
 		return Change{}, fmt.Errorf("programNotification: pubkey: %w", err)
 	}
 	data, err := base64.StdEncoding.DecodeString(acc.Data[0])
@@ -121,7 +137,7 @@ func DecodeProgramNotification(msg []byte, mint *Owner, program string) (Change,
 	default:
 		return Change{}, fmt.Errorf("programNotification: %d bytes of account data, neither a token account (%d) nor the slice asked for", n, tokenAccountLen)
 	}
-	ch.Owner = Owner(part[:32])
+	ch.Owner = tally.Owner(part[:32])
 	ch.Amount = binary.LittleEndian.Uint64(part[32:40])
 	return ch, nil
 }

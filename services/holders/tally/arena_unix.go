@@ -1,6 +1,6 @@
 //go:build unix
 
-package holders
+package tally
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package holders
+package tally
 
 import (
 	"errors"
@@ -47,9 +47,9 @@ func NewLive(slot uint64) *Live {
 	return l
 }
 
-// anchorAt sets the slot of the enumeration that seeded the tally (the
+// AnchorAt sets the slot of the enumeration that seeded the tally (the
 // oldest of its queries'), once it is known.
-func (l *Live) anchorAt(slot uint64) {
+func (l *Live) AnchorAt(slot uint64) {
 	l.anchor, l.slot, l.seeded = slot, slot, uint64(l.accounts.len())
 }
 

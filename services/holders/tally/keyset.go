@@ -1,4 +1,4 @@
-package holders
+package tally
 
 import (
 	"hash/maphash"

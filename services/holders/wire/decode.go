@@ -1,4 +1,4 @@
-package holders
+package wire
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/tokendata/tokendata/services/holders/tally"
 )
 
 // sliceLen is the dataSlice every query asks for: the owner (32 bytes at
@@ -43,18 +45,20 @@ const progressEvery = 1 << 14
 // A JSON-RPC error object is returned as *RPCError. A stream that ends
 // early, breaks, or is not valid JSON is an error, and then c holds a
 // partial tally that the caller must discard.
-func DecodeProgramAccounts(r io.Reader, c *Count, progress func(accounts uint64)) (slot uint64, err error) {
-	return decodeProgramAccounts(r, startCounter(c, nil), progress)
+func DecodeProgramAccounts(r io.Reader, c *tally.Count, progress func(accounts uint64)) (slot uint64, err error) {
+	return decodeGPA(r, startCounter(c, nil), progress)
 }
 
 // DecodeProgramAccountsLive is DecodeProgramAccounts seeding l, a live
 // tally, instead of a Count: each account's address (pubkey) is kept
 // too. A response that names an account twice is an error.
-func DecodeProgramAccountsLive(r io.Reader, l *Live, progress func(accounts uint64)) (slot uint64, err error) {
-	return decodeProgramAccounts(r, startCounter(nil, l), progress)
+func DecodeProgramAccountsLive(r io.Reader, l *tally.Live, progress func(accounts uint64)) (slot uint64, err error) {
+	return decodeGPA(r, startCounter(nil, l), progress)
 }
 
-func decodeProgramAccounts(r io.Reader, k *counter, progress func(accounts uint64)) (slot uint64, err error) {
+// decodeGPA reads one getProgramAccounts response into k, the counting
+// of a Count or the seeding of a Live.
+func decodeGPA(r io.Reader, k *counter, progress func(accounts uint64)) (slot uint64, err error) {
 	s := newScanner(r)
 	d := gpaDecoder{s: s, k: k, progress: progress}
 	defer func() { err = d.k.finish(err) }()
@@ -95,7 +99,7 @@ func (s *scanner) response(result func() error) error {
 				return err
 			}
 		case "error":
-			if rpcErr, err = s.rpcError(); err != nil {
+			if rpcErr, err = s.errorObject(); err != nil {
 				return err
 			}
 		default:
@@ -135,8 +139,9 @@ func clipMessage(m []byte) string {
 	return string(m) + "…"
 }
 
-// rpcError parses {"code":…,"message":…,"data":…}.
-func (s *scanner) rpcError() (*RPCError, error) {
+// errorObject parses a JSON-RPC error object,
+// {"code":…,"message":…,"data":…}.
+func (s *scanner) errorObject() (*RPCError, error) {
 	e := &RPCError{}
 	var gotCode bool
 	more, err := s.open('{', '}')
@@ -331,8 +336,8 @@ func (d *gpaDecoder) accounts() error {
 func (d *gpaDecoder) keyedAccount() error {
 	s := d.s
 	var (
-		account Owner
-		owner   Owner
+		account tally.Owner
+		owner   tally.Owner
 		amount  uint64
 		gotData bool
 		gotKey  bool
@@ -374,19 +379,19 @@ func (d *gpaDecoder) keyedAccount() error {
 }
 
 // pubkey parses a base58 address into a.
-func (d *gpaDecoder) pubkey(a *Owner) error {
+func (d *gpaDecoder) pubkey(a *tally.Owner) error {
 	b, err := d.s.str()
 	if err != nil {
 		return err
 	}
-	if err := decodeAddress(b, a); err != nil {
+	if err := DecodeAddress(b, a); err != nil {
 		return d.s.syntax("pubkey: %v", err)
 	}
 	return nil
 }
 
 // account parses the account object; only "data" is kept.
-func (d *gpaDecoder) account(owner *Owner, amount *uint64) (bool, error) {
+func (d *gpaDecoder) account(owner *tally.Owner, amount *uint64) (bool, error) {
 	s := d.s
 	got := false
 	more, err := s.open('{', '}')
@@ -410,7 +415,7 @@ func (d *gpaDecoder) account(owner *Owner, amount *uint64) (bool, error) {
 }
 
 // data parses ["<base64>","base64"] into the owner and the amount.
-func (d *gpaDecoder) data(owner *Owner, amount *uint64) error {
+func (d *gpaDecoder) data(owner *tally.Owner, amount *uint64) error {
 	s := d.s
 	if err := s.expect('['); err != nil {
 		return err

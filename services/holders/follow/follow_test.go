@@ -1,4 +1,4 @@
-package holders_test
+package follow_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/mr-tron/base58"
 
-	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/follow"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/pubsub"
@@ -21,16 +23,16 @@ import (
 	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
-// follow is a Follower kept by pubsub.Keep on a simulator node's real
+// followNode is a Follower kept by pubsub.Keep on a simulator node's real
 // socket, as the collector will keep it.
-type follow struct {
+type followNode struct {
 	*liveNode
 	node      *solanasim.Node
-	f         *holders.Follower
+	f         *follow.Follower
 	connected chan struct{}
 }
 
-func startFollow(t *testing.T, tok solanasim.Token) *follow {
+func startFollow(t *testing.T, tok solanasim.Token) *followNode {
 	t.Helper()
 	s, _ := simtest.StartTB(t, tok)
 	node := s.NewNode()
@@ -41,7 +43,7 @@ func startFollow(t *testing.T, tok solanasim.Token) *follow {
 	}
 	n := &liveNode{t: t, s: s, url: url, tok: tok, accts: map[string]*acct{}, program: tok.Program.ID()}
 	n.mint = mintOf(t, tok.Mint)
-	fw := &follow{liveNode: n, node: node, f: holders.NewFollower(n.mint, n.program, 0, 10_000), connected: make(chan struct{}, 16)}
+	fw := &followNode{liveNode: n, node: node, f: follow.New(n.mint, n.program, 0, 10_000), connected: make(chan struct{}, 16)}
 	n.newLive = fw.f.Tally
 	done := make(chan struct{})
 	go func() {
@@ -49,7 +51,7 @@ func startFollow(t *testing.T, tok solanasim.Token) *follow {
 		pubsub.Keep(ctx, pubsub.Config{URL: config.Secret("ws" + strings.TrimPrefix(url, "http")),
 			Ping: time.Second, Silence: 5 * time.Second, Backoff: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
 			MaxMessage: 1 << 20},
-			pubsub.Request{Method: "programSubscribe", Params: holders.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")},
+			pubsub.Request{Method: "programSubscribe", Params: wire.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")},
 			pubsub.Hooks{
 				State: func(state string, _ error) {
 					if state == contract.SubscriptionConnected {
@@ -67,7 +69,7 @@ func startFollow(t *testing.T, tok solanasim.Token) *follow {
 	return fw
 }
 
-func (fw *follow) waitConnected() {
+func (fw *followNode) waitConnected() {
 	fw.t.Helper()
 	select {
 	case <-fw.connected:
@@ -77,7 +79,7 @@ func (fw *follow) waitConnected() {
 }
 
 // anchor enumerates on the socket subscribed now and anchors the count.
-func (fw *follow) anchor() {
+func (fw *followNode) anchor() {
 	fw.t.Helper()
 	session, ok := fw.f.Begin()
 	if !ok {
@@ -90,9 +92,9 @@ func (fw *follow) anchor() {
 
 // exact waits for the live count to be the ledger's (closed: the
 // accounts closed since the anchor, which it still counts).
-func (fw *follow) exact(what string, closed int) holders.LiveCount {
+func (fw *followNode) exact(what string, closed int) follow.LiveCount {
 	fw.t.Helper()
-	var c holders.LiveCount
+	var c follow.LiveCount
 	var ok bool
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -201,7 +203,7 @@ func TestFollowerReanchorsAfterAGap(t *testing.T) {
 			if _, _, ok := fw.f.Take(); ok {
 				t.Fatal("live on the new socket before an anchor: the count would skip the gap")
 			}
-			if err := fw.f.Anchor(stale, fw.f.Tally(1)); !errors.Is(err, holders.ErrNotFollowing) {
+			if err := fw.f.Anchor(stale, fw.f.Tally(1)); !errors.Is(err, follow.ErrNotFollowing) {
 				t.Fatalf("an anchor on the dropped socket: %v, want ErrNotFollowing", err)
 			}
 			fw.anchor()
@@ -216,9 +218,9 @@ func TestFollowerReanchorsAfterAGap(t *testing.T) {
 // read ends the live count, and an anchor taken on that socket is
 // refused.
 func TestFollowerRefusesWhatItCannotFollow(t *testing.T) {
-	var mint holders.Owner
+	var mint tally.Owner
 	mint[0] = 1
-	f := holders.NewFollower(mint, contract.ProgramIDToken, 0, 2)
+	f := follow.New(mint, contract.ProgramIDToken, 0, 2)
 	if err := f.Notify([]byte(`{}`)); err == nil {
 		t.Error("a notification with no subscription taken")
 	}
@@ -236,86 +238,29 @@ func TestFollowerRefusesWhatItCannotFollow(t *testing.T) {
 	if _, _, ok := f.Take(); ok {
 		t.Fatal("still live after an unreadable notification")
 	}
-	if err := f.Anchor(session, f.Tally(10)); !errors.Is(err, holders.ErrNotFollowing) {
+	if err := f.Anchor(session, f.Tally(10)); !errors.Is(err, follow.ErrNotFollowing) {
 		t.Fatalf("an anchor on a socket with a gap: %v", err)
 	}
 }
 
-func mintOf(t *testing.T, mint string) holders.Owner {
+func mintOf(t *testing.T, mint string) tally.Owner {
 	t.Helper()
 	b, err := base58.Decode(mint)
 	if err != nil || len(b) != 32 {
 		t.Fatalf("mint %q: %v", mint, err)
 	}
-	return holders.Owner(b)
-}
-
-// TestCollectorAnchors: the collector's own enumeration (its
-// getProgramAccounts queries through its RPC client, Token-2022's two)
-// anchors a Follower: the document's figures are the ledger's, and the
-// live count follows the changes made after it; with no socket there is
-// no anchor.
-func TestCollectorAnchors(t *testing.T) {
-	for _, tok := range []solanasim.Token{classicToken(150), t22Token(150)} {
-		t.Run(tok.Program.ID(), func(t *testing.T) {
-			fw := startFollow(t, tok)
-			// the reads at the subscription's commitment: at confirmed
-			// (the default) the enumeration is 32 slots past every
-			// finalized notification, which it would then skip
-			cfg := holders.DefaultConfig()
-			cfg.Commitment = "finalized"
-			fx := newCollector(t, setup{url: fw.url, mint: tok.Mint, cfg: cfg})
-			if _, err := fx.c.Anchor(context.Background(), holders.NewFollower(fw.mint, fw.program, 0, 10)); !errors.Is(err, holders.ErrNotFollowing) {
-				t.Fatalf("an anchor with no socket: %v", err)
-			}
-			doc, err := fx.c.Anchor(context.Background(), fw.f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkTruth(t, fw.s, tok.Mint, doc)
-			wantQueries := 1
-			if tok.Program == solanasim.ProgramToken2022 {
-				wantQueries = 2
-			}
-			if len(doc.Queries) != wantQueries || doc.Slot == 0 || doc.Method != contract.HoldersMethodGPA {
-				t.Errorf("document: %d queries, slot %d, method %q", len(doc.Queries), doc.Slot, doc.Method)
-			}
-			if c := fw.exact("anchored by the collector", 0); c.Slot < doc.Slot {
-				t.Errorf("live slot %d before the enumeration's %d", c.Slot, doc.Slot)
-			}
-			fw.record(fw.s.OpenHolder(tok.Mint, 10))
-			fw.exact("a new holder", 0)
-			from := fw.pickAny()
-			fw.record(fw.s.SetHolderBalance(tok.Mint, from, 0))
-			fw.exact("a holder sold out", 0)
-		})
-	}
-}
-
-// pickAny is an account of the ledger with a positive balance: the
-// largest (the test's record is filled by enumerate, which this test does
-// not run).
-func (fw *follow) pickAny() string {
-	fw.t.Helper()
-	largest, _ := fw.s.Largest(fw.tok.Mint)
-	for _, a := range largest {
-		if a.Amount > 0 {
-			return a.Address
-		}
-	}
-	fw.t.Fatal("no account with a balance")
-	return ""
+	return tally.Owner(b)
 }
 
 // note is a programNotification of mint's token account acct (owner,
 // amount) at slot, as a node sends it.
-func note(t *testing.T, mint holders.Owner, acct, owner byte, amount, slot uint64) []byte {
+func note(t *testing.T, mint tally.Owner, acct, owner byte, amount, slot uint64) []byte {
 	t.Helper()
 	data := make([]byte, 165)
 	copy(data, mint[:])
 	data[32] = owner
 	binary.LittleEndian.PutUint64(data[64:], amount)
-	var a holders.Owner
+	var a tally.Owner
 	a[0], a[1] = 0xAC, acct
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "programNotification", "params": map[string]any{
 		"subscription": 1, "result": map[string]any{"context": map[string]any{"slot": slot}, "value": map[string]any{
@@ -329,11 +274,11 @@ func note(t *testing.T, mint holders.Owner, acct, owner byte, amount, slot uint6
 
 // seeded is a tally of n accounts, each of its own owner holding 1, at
 // slot, as an enumeration seeds it.
-func seeded(t *testing.T, f *holders.Follower, n int, slot uint64) *holders.Live {
+func seeded(t *testing.T, f *follow.Follower, n int, slot uint64) *tally.Live {
 	t.Helper()
 	l := f.Tally(slot)
 	for i := range n {
-		var a, o holders.Owner
+		var a, o tally.Owner
 		a[0], a[1] = 0xAC, byte(i)
 		o[0] = byte(i)
 		if err := l.Seed(&a, &o, 1); err != nil {
@@ -349,9 +294,9 @@ func seeded(t *testing.T, f *holders.Follower, n int, slot uint64) *holders.Live
 // and a difference no Take has reported is not hidden by a later
 // agreement.
 func TestFollowerResyncComparisons(t *testing.T) {
-	var mint holders.Owner
+	var mint tally.Owner
 	mint[0] = 7
-	f := holders.NewFollower(mint, contract.ProgramIDToken, 0, 100)
+	f := follow.New(mint, contract.ProgramIDToken, 0, 100)
 	f.Connected()
 	session, _ := f.Begin()
 	if err := f.Anchor(session, seeded(t, f, 10, 100)); err != nil {
@@ -382,7 +327,7 @@ func TestFollowerResyncComparisons(t *testing.T) {
 	// Reported, it gives way to the next comparison.
 	session, _ = f.Begin()
 	l := seeded(t, f, 11, 108)
-	a, o := holders.Owner{0xAC, 200}, holders.Owner{200}
+	a, o := tally.Owner{0xAC, 200}, tally.Owner{200}
 	if err := l.Seed(&a, &o, 5); err != nil { // the holder of slot 107
 		t.Fatal(err)
 	}

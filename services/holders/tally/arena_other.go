@@ -1,6 +1,6 @@
 //go:build !unix
 
-package holders
+package tally
 
 // Without mmap the tally lives in the Go heap.
 func mapAnon(n int) []byte { return make([]byte, n) }

@@ -1,4 +1,13 @@
-package holders
+// Package follow keeps the holders collector's live count: a Follower
+// joins the token program's notifications, read from a PubSub socket, to
+// the getProgramAccounts enumeration that anchors them, and keeps a Live
+// (services/holders/tally) exact from one to the next, with the
+// comparison of a resync's two counts at one slot. It is fed from
+// outside: the collector (services/holders) keeps the socket
+// (shared/pubsub) and hands it each message and change of state, runs the
+// enumeration, and publishes what Take returns. This package reads
+// nothing from the network itself.
+package follow
 
 import (
 	"errors"
@@ -6,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -22,7 +33,7 @@ import (
 // read, a slot that went back) leaves no count until a new enumeration
 // on the next socket. A count is never carried over a gap.
 type Follower struct {
-	mint     Owner
+	mint     tally.Owner
 	program  string
 	maxBytes int64
 	// maxPending bounds the notifications buffered before an anchor: past
@@ -35,8 +46,8 @@ type Follower struct {
 	// subscribed is set from Connected to Lost: only then are
 	// notifications followed and an anchor taken.
 	subscribed bool
-	live       *Live // nil: not anchored on this socket
-	pending    []Change
+	live       *tally.Live // nil: not anchored on this socket
+	pending    []wire.Change
 	changed    bool // a figure of the count changed since the last Take
 	// resyncing is set by Begin while a count is live: the
 	// notifications are applied to it and also buffered for the new
@@ -46,7 +57,7 @@ type Follower struct {
 	// prev is the count a resync replaced, still following the
 	// notifications until it is compared with the new one at the same
 	// slot (compareBy: at the latest); result is the last comparison.
-	prev      *Live
+	prev      *tally.Live
 	compareBy time.Time
 	result    *contract.HoldersResync
 	taken     bool // a Take reported result
@@ -58,10 +69,10 @@ type Follower struct {
 // new count's slot.
 const ResyncGrace = 5 * time.Second
 
-// NewFollower follows mint's token accounts under program; maxBytes
-// bounds each tally (Live.Limit), maxPending the notifications buffered
-// before an anchor.
-func NewFollower(mint Owner, program string, maxBytes int64, maxPending int) *Follower {
+// New follows mint's token accounts under program; maxBytes bounds each
+// tally (tally.Live.Limit), maxPending the notifications buffered before
+// an anchor.
+func New(mint tally.Owner, program string, maxBytes int64, maxPending int) *Follower {
 	return &Follower{mint: mint, program: program, maxBytes: maxBytes, maxPending: maxPending}
 }
 
@@ -102,7 +113,7 @@ func (f *Follower) lostLocked() {
 // bound, a full buffer): the socket must be dropped, and the count is
 // not live until a new one is anchored.
 func (f *Follower) Notify(msg []byte) error {
-	ch, err := DecodeProgramNotification(msg, &f.mint, f.program)
+	ch, err := wire.DecodeProgramNotification(msg, &f.mint, f.program)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.subscribed {
@@ -182,8 +193,8 @@ func (f *Follower) Buffered() int {
 
 // Tally returns an empty tally for an enumeration at slot, bounded as
 // the follower's.
-func (f *Follower) Tally(slot uint64) *Live {
-	l := NewLive(slot)
+func (f *Follower) Tally(slot uint64) *tally.Live {
+	l := tally.NewLive(slot)
 	l.Limit(f.maxBytes)
 	return l
 }
@@ -193,7 +204,7 @@ func (f *Follower) Tally(slot uint64) *Live {
 // applied on top of it (those at or before its slot are already in it).
 // It is ErrNotFollowing when that socket has ended meanwhile, and the
 // error of a buffered notification that cannot be applied.
-func (f *Follower) Anchor(session uint64, l *Live) error {
+func (f *Follower) Anchor(session uint64, l *tally.Live) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.subscribed || session != f.session {
@@ -236,9 +247,9 @@ func (f *Follower) EndResync() {
 }
 
 // LiveCount is the live count: holders, non-zero accounts, token accounts
-// (closed ones included since the anchor, see Live), and the slot it is
-// exact at; ok is false when the count is not anchored on the socket
-// that is subscribed.
+// (closed ones included since the anchor, see tally.Live), and the slot
+// it is exact at; ok is false when the count is not anchored on the
+// socket that is subscribed.
 type LiveCount struct {
 	Holders, NonZeroAccounts, TokenAccounts, Slot uint64
 	// Anchor is the slot of the enumeration the count is anchored on,
@@ -292,7 +303,7 @@ func (f *Follower) Due(now time.Time) bool {
 // figures are the published figures of a tally: a notification that
 // changes none of them (a balance moved between two positive accounts)
 // is applied, and published with the next change or HOLDERS_REFRESH.
-func figures(l *Live) [3]uint64 {
+func figures(l *tally.Live) [3]uint64 {
 	return [3]uint64{l.Holders(), l.NonZeroAccounts(), l.TokenAccounts()}
 }
 

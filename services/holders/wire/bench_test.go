@@ -1,4 +1,4 @@
-package holders_test
+package wire_test
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
-	mrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
 // recordGPA returns the simulator's getProgramAccounts answer for mint
@@ -42,14 +43,14 @@ func classicFilters(mint string) string {
 // BenchmarkDecodeProgramAccounts decodes a recorded 100,000-account
 // response from memory: the decoder and the owner set alone.
 func BenchmarkDecodeProgramAccounts(b *testing.B) {
-	_, url := sim(b, classicToken(100_000))
+	_, url := simtest.StartTB(b, classicToken(100_000))
 	resp := recordGPA(b, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
 	b.SetBytes(int64(len(resp)))
 	b.ReportAllocs()
-	var c *holders.Count
+	var c *tally.Count
 	for b.Loop() {
-		c = holders.NewCount()
-		if _, err := holders.DecodeProgramAccounts(bytes.NewReader(resp), c, nil); err != nil {
+		c = tally.NewCount()
+		if _, err := wire.DecodeProgramAccounts(bytes.NewReader(resp), c, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,70 +60,25 @@ func BenchmarkDecodeProgramAccounts(b *testing.B) {
 // BenchmarkDecodeProgramAccountsLive is BenchmarkDecodeProgramAccounts
 // seeding a live tally: each account's address decoded (base58) and kept.
 func BenchmarkDecodeProgramAccountsLive(b *testing.B) {
-	_, url := sim(b, classicToken(100_000))
+	_, url := simtest.StartTB(b, classicToken(100_000))
 	resp := recordGPA(b, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
 	b.SetBytes(int64(len(resp)))
 	b.ReportAllocs()
-	var l *holders.Live
+	var l *tally.Live
 	for b.Loop() {
-		l = holders.NewLive(1)
-		if _, err := holders.DecodeProgramAccountsLive(bytes.NewReader(resp), l, nil); err != nil {
+		l = tally.NewLive(1)
+		if _, err := wire.DecodeProgramAccountsLive(bytes.NewReader(resp), l, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(l.TokenAccounts())*float64(b.N)/b.Elapsed().Seconds(), "accounts/s")
 }
 
-// BenchmarkCount inserts 1,000,000 random owners.
-func BenchmarkCount(b *testing.B) {
-	keys := make([]holders.Owner, 1_000_000)
-	for i := range keys {
-		_, _ = rand.Read(keys[i][:])
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		c := holders.NewCount()
-		for i := range keys {
-			_ = c.Add(&keys[i], 1)
-		}
-	}
-}
-
-// BenchmarkLive holds a live tally of 1,000,000 token accounts of 700,000
-// owners (one in ten at zero) and applies notifications to it, each an
-// account's new state (a new owner, a balance of 0 to 2): MiB is the
-// memory the tally holds, ns/op one notification applied.
-func BenchmarkLive(b *testing.B) {
-	accounts := make([]holders.Owner, 1_000_000)
-	owners := make([]holders.Owner, 700_000)
-	for i := range accounts {
-		_, _ = rand.Read(accounts[i][:])
-	}
-	for i := range owners {
-		_, _ = rand.Read(owners[i][:])
-	}
-	l := holders.NewLive(1)
-	for i := range accounts {
-		if err := l.Seed(&accounts[i], &owners[i%len(owners)], uint64(i%10)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	r := mrand.New(mrand.NewPCG(1, 2))
-	slot := uint64(2)
-	for b.Loop() {
-		if _, err := l.Apply(slot, &accounts[r.IntN(len(accounts))], &owners[r.IntN(len(owners))], r.Uint64N(3)); err != nil {
-			b.Fatal(err)
-		}
-		slot++
-	}
-	b.ReportMetric(float64(l.Bytes())/(1<<20), "MiB")
-}
-
 // BenchmarkDecodeProgramNotification: one notification of a classic token
 // account, as the subscription asks for it (the owner and the amount) and
 // whole (a node that ignores dataSlice).
 func BenchmarkDecodeProgramNotification(b *testing.B) {
-	var mint holders.Owner
+	var mint tally.Owner
 	_, _ = rand.Read(mint[:])
 	owner := make([]byte, 40)
 	_, _ = rand.Read(owner[:32])
@@ -139,7 +95,7 @@ func BenchmarkDecodeProgramNotification(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := holders.DecodeProgramNotification(msg, &mint, program); err != nil {
+				if _, err := wire.DecodeProgramNotification(msg, &mint, program); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package holders
+package tally
 
 import (
 	"sync/atomic"
@@ -15,19 +15,20 @@ import (
 // The tally's memory is returned when its Live is no longer reachable
 // (a cleanup NewLive attaches), and a table replaced by a larger one at
 // once. A tally is used by one goroutine at a time (the enumeration that
-// seeds it, then the Follower under its lock), so an arena has no lock.
+// seeds it, then the Follower of services/holders/follow under its
+// lock), so an arena has no lock.
 type arena struct {
 	regions map[uintptr][]byte // by the address of their first byte
 	mapped  atomic.Int64       // (atomic: read by tests while a cleanup runs)
 }
 
-// mappedBytes is the memory of every arena not yet released, for
+// mappedTotal is the memory of every arena not yet released, for
 // MappedBytes.
-var mappedBytes atomic.Int64
+var mappedTotal atomic.Int64
 
 // MappedBytes is the memory the live tallies hold outside the Go heap:
 // the sum of their Bytes while they are reachable.
-func MappedBytes() int64 { return mappedBytes.Load() }
+func MappedBytes() int64 { return mappedTotal.Load() }
 
 func newArena() *arena { return &arena{regions: map[uintptr][]byte{}} }
 
@@ -41,7 +42,7 @@ func arenaSlice[T any](a *arena, n int) []T {
 	b := mapAnon(n * int(unsafe.Sizeof(zero)))
 	a.regions[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = b
 	a.mapped.Add(int64(len(b)))
-	mappedBytes.Add(int64(len(b)))
+	mappedTotal.Add(int64(len(b)))
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
@@ -60,7 +61,7 @@ func arenaFree[T any](a *arena, s []T) {
 
 func (a *arena) unmap(b []byte) {
 	a.mapped.Add(-int64(len(b)))
-	mappedBytes.Add(-int64(len(b)))
+	mappedTotal.Add(-int64(len(b)))
 	unmapAnon(b)
 }
 

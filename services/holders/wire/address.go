@@ -1,8 +1,10 @@
-package holders
+package wire
 
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/tokendata/tokendata/services/holders/tally"
 )
 
 // base58Alphabet is Bitcoin's, which Solana's addresses use.
@@ -23,7 +25,7 @@ var base58Digit = func() (t [256]byte) {
 // maxAddressLen is the longest base58 text of 32 bytes (58^44 > 2^256).
 const maxAddressLen = 44
 
-// decodeAddress decodes a base58 address (32 bytes) into a, allocating
+// DecodeAddress decodes a base58 address (32 bytes) into a, allocating
 // nothing: an enumeration decodes one per token account, a million at a
 // time, and the decoder of github.com/mr-tron/base58 made three
 // allocations of each, the garbage the live count's peak memory was made
@@ -31,7 +33,7 @@ const maxAddressLen = 44
 // decodes to 32 bytes (TestDecodeAddressAgreesWithBase58): each leading
 // '1' a zero byte, the rest the number in big-endian base 58 with no
 // zero byte before it.
-func decodeAddress[T string | []byte](s T, a *Owner) error {
+func DecodeAddress[T string | []byte](s T, a *tally.Owner) error {
 	if len(s) == 0 || len(s) > maxAddressLen {
 		return fmt.Errorf("%q is not a base58 address", clip(string(s)))
 	}
@@ -54,7 +56,7 @@ func decodeAddress[T string | []byte](s T, a *Owner) error {
 			return fmt.Errorf("%q is not a base58 address (above 32 bytes)", clip(string(s)))
 		}
 	}
-	var b Owner
+	var b tally.Owner
 	for j, l := range limbs {
 		binary.BigEndian.PutUint32(b[4*j:], l)
 	}

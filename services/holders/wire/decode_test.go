@@ -1,4 +1,4 @@
-package holders_test
+package wire_test
 
 import (
 	"bytes"
@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
+	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/tally"
+	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
 // account renders one keyed account whose 40-byte slice holds owner and
@@ -57,8 +59,8 @@ func TestDecodeShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := holders.NewCount()
-			slot, err := holders.DecodeProgramAccounts(strings.NewReader(tt.body), c, nil)
+			c := tally.NewCount()
+			slot, err := wire.DecodeProgramAccounts(strings.NewReader(tt.body), c, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -78,14 +80,14 @@ func TestDecodeShapes(t *testing.T) {
 // TestDecodeOneByteAtATime feeds a real response one byte per Read: every
 // token crosses a window refill.
 func TestDecodeOneByteAtATime(t *testing.T) {
-	s, url := sim(t, t22Token(300))
+	s, url := simtest.StartTB(t, t22Token(300))
 	body := recordGPA(t, url, solanasim.Token2022ProgramID, t22Mint, classicFilters(t22Mint))
-	want := holders.NewCount()
-	if _, err := holders.DecodeProgramAccounts(bytes.NewReader(body), want, nil); err != nil {
+	want := tally.NewCount()
+	if _, err := wire.DecodeProgramAccounts(bytes.NewReader(body), want, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := holders.NewCount()
-	if _, err := holders.DecodeProgramAccounts(oneByte{bytes.NewReader(body)}, got, nil); err != nil {
+	got := tally.NewCount()
+	if _, err := wire.DecodeProgramAccounts(oneByte{bytes.NewReader(body)}, got, nil); err != nil {
 		t.Fatal(err)
 	}
 	truth, _ := s.Truth(t22Mint)
@@ -101,21 +103,41 @@ func (o oneByte) Read(p []byte) (int, error) { return o.r.Read(p[:min(1, len(p))
 
 // TestEveryPrefixFails: no prefix of a valid response is ever a count.
 func TestEveryPrefixFails(t *testing.T) {
-	_, url := sim(t, classicToken(40))
+	_, url := simtest.StartTB(t, classicToken(40))
 	body := recordGPA(t, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
 	body = bytes.TrimRight(body, " \n")
 	for n := range len(body) {
-		_, err := holders.DecodeProgramAccounts(bytes.NewReader(body[:n]), holders.NewCount(), nil)
+		_, err := wire.DecodeProgramAccounts(bytes.NewReader(body[:n]), tally.NewCount(), nil)
 		if err == nil {
 			t.Fatalf("prefix of %d/%d bytes decoded without error", n, len(body))
 		}
 	}
 }
 
+// TestUnindexedQueryRefused sends a query the node cannot serve from its
+// mint index (no mint filter): the simulator refuses it like a real node,
+// and the decoder reports the JSON-RPC error, never a count.
+func TestUnindexedQueryRefused(t *testing.T) {
+	_, url := simtest.StartTB(t, classicToken(100))
+	body := `{"jsonrpc":"2.0","id":1,"method":"getProgramAccounts","params":["` + solanasim.TokenProgramID +
+		`",{"encoding":"base64","dataSlice":{"offset":32,"length":40},"filters":[{"dataSize":165}]}]}`
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	c := tally.NewCount()
+	_, err = wire.DecodeProgramAccounts(resp.Body, c, nil)
+	var re *wire.RPCError
+	if !errors.As(err, &re) || re.Code != -32010 || c.TokenAccounts != 0 {
+		t.Fatalf("err = %v, accounts %d", err, c.TokenAccounts)
+	}
+}
+
 // TestBrokenStream: a read error is reported as such, not as a count.
 func TestBrokenStream(t *testing.T) {
 	r := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","result":[`+account(1, 1)+","), errReader{})
-	_, err := holders.DecodeProgramAccounts(r, holders.NewCount(), nil)
+	_, err := wire.DecodeProgramAccounts(r, tally.NewCount(), nil)
 	if err == nil || !errors.Is(err, errBroken) {
 		t.Fatalf("err = %v", err)
 	}
@@ -126,32 +148,6 @@ var errBroken = errors.New("connection reset by peer")
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errBroken }
-
-func TestCountMatchesMap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	c := holders.NewCount()
-	ref := map[holders.Owner]bool{}
-	var accounts, nonZero uint64
-	for range 200_000 {
-		var o holders.Owner
-		// Few distinct prefixes and many repeats: collisions and duplicates.
-		binary.LittleEndian.PutUint64(o[:], rng.Uint64N(50_000))
-		o[31] = byte(rng.UintN(3))
-		amount := uint64(0)
-		if rng.UintN(4) > 0 {
-			amount = rng.Uint64()
-		}
-		_ = c.Add(&o, amount)
-		accounts++
-		if amount > 0 {
-			nonZero++
-			ref[o] = true
-		}
-	}
-	if c.Holders() != uint64(len(ref)) || c.TokenAccounts != accounts || c.NonZeroAccounts != nonZero {
-		t.Errorf("holders %d want %d; accounts %d/%d; non-zero %d/%d", c.Holders(), len(ref), c.TokenAccounts, accounts, c.NonZeroAccounts, nonZero)
-	}
-}
 
 // reference decodes a getProgramAccounts response with encoding/json
 // (exact keys, last duplicate wins), as an oracle for the fuzzer.
@@ -206,8 +202,8 @@ func FuzzDecodeProgramAccounts(f *testing.F) {
 	f.Add([]byte(response("[" + account(1, 1))))
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c := holders.NewCount()
-		_, err := holders.DecodeProgramAccounts(bytes.NewReader(b), c, nil)
+		c := tally.NewCount()
+		_, err := wire.DecodeProgramAccounts(bytes.NewReader(b), c, nil)
 		if err != nil {
 			return
 		}
@@ -229,8 +225,8 @@ func FuzzDecodeDASPage(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","result":{"token_accounts":[]},"id":1}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c := holders.NewCount()
-		_, n, _, err := holders.DecodeDASPage(bytes.NewReader(b), classicMint, c)
+		c := tally.NewCount()
+		_, n, _, err := wire.DecodeDASPage(bytes.NewReader(b), classicMint, c)
 		if err != nil {
 			return
 		}
@@ -245,8 +241,8 @@ func TestDASAmountAbove2to53(t *testing.T) {
 		`{"address":"a","mint":"` + classicMint + `","owner":"` + t22Mint + `","amount":9007199254740993},` +
 		`{"address":"b","mint":"` + classicMint + `","owner":"` + t22Mint + `","amount":0},` +
 		`{"address":"c","mint":"` + classicMint + `","owner":"` + classicMint + `","amount":0}]},"id":1}`
-	c := holders.NewCount()
-	cursor, n, _, err := holders.DecodeDASPage(strings.NewReader(page), classicMint, c)
+	c := tally.NewCount()
+	cursor, n, _, err := wire.DecodeDASPage(strings.NewReader(page), classicMint, c)
 	if err != nil || cursor != "c" || n != 3 || c.Holders() != 1 || c.NonZeroAccounts != 1 {
 		t.Fatalf("cursor %q n %d holders %d err %v", cursor, n, c.Holders(), err)
 	}
@@ -257,7 +253,7 @@ func TestDASAmountAbove2to53(t *testing.T) {
 		"no amount":  strings.Replace(page, `,"amount":9007199254740993`, ``, 1),
 		"bad owner":  strings.Replace(page, `"owner":"`+t22Mint, `"owner":"0OIl"`, 1),
 	} {
-		if _, _, _, err := holders.DecodeDASPage(strings.NewReader(bad), classicMint, holders.NewCount()); err == nil {
+		if _, _, _, err := wire.DecodeDASPage(strings.NewReader(bad), classicMint, tally.NewCount()); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
@@ -267,7 +263,7 @@ func TestDASAmountAbove2to53(t *testing.T) {
 // and is read only at a length the subscription's slice or a whole token
 // account has, the owner and amount from the bytes at their place.
 func FuzzDecodeProgramNotification(f *testing.F) {
-	mint := holders.Owner{9}
+	mint := tally.Owner{9}
 	for _, n := range []int{40, 133, 134, 165, 166, 0, 39, 72} {
 		f.Add(bytes.Repeat([]byte{2}, n), false)
 		f.Add(append(append([]byte(nil), mint[:]...), bytes.Repeat([]byte{2}, max(n-32, 0))...), true)
@@ -280,7 +276,7 @@ func FuzzDecodeProgramNotification(f *testing.F) {
 		msg := `{"jsonrpc":"2.0","method":"programNotification","params":{"result":{"context":{"slot":7},"value":{"pubkey":"` +
 			solanasim.ProgramToken.ID() + `","account":{"data":["` + base64.StdEncoding.EncodeToString(data) + `","base64"],"owner":"` +
 			program + `"}}},"subscription":3}}`
-		ch, err := holders.DecodeProgramNotification([]byte(msg), &mint, program)
+		ch, err := wire.DecodeProgramNotification([]byte(msg), &mint, program)
 		if err != nil {
 			return
 		}
@@ -292,7 +288,7 @@ func FuzzDecodeProgramNotification(f *testing.F) {
 		default:
 			t.Fatalf("read %d bytes of data (Token-2022 %v)", n, t22)
 		}
-		if ch.Slot != 7 || ch.Subscription != 3 || ch.Owner != holders.Owner(part[:32]) || ch.Amount != binary.LittleEndian.Uint64(part[32:40]) {
+		if ch.Slot != 7 || ch.Subscription != 3 || ch.Owner != tally.Owner(part[:32]) || ch.Amount != binary.LittleEndian.Uint64(part[32:40]) {
 			t.Fatalf("read %+v from %x", ch, data)
 		}
 	})

@@ -1,4 +1,4 @@
-package holders
+package wire
 
 // The scanner's numbers, literals and skipping of whole values.
 
