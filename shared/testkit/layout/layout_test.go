@@ -1,13 +1,15 @@
 // Package layout holds the repository's import rules as a test: which
 // binary may link what. They keep the public edge free of the collector
 // framework and of the simulator, keep the simulator out of every binary
-// but standalone (whose demo mode runs it), and keep the test kit out of
-// every binary.
+// but standalone (whose demo mode runs it), keep the test kit out of
+// every binary, and keep the rooms of the edge and of the holders
+// collector importing one way.
 package layout
 
 import (
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -189,6 +191,48 @@ func TestEdgeMirrorImportsNoHTTP(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") || imp == "github.com/gin-gonic/gin" || strings.HasPrefix(imp, "github.com/gin-gonic/gin/") {
 				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestHoldersRoomsLinkOneWay: the holders collector's rooms import one
+// way, the collector (services/holders) → services/holders/follow →
+// services/holders/wire → services/holders/tally. The tallies and the
+// wire count and decode what the collector reads: they link no network
+// (net, net/http, a WebSocket or PubSub client), neither the store nor a
+// Redis client, neither the collector framework nor the Prometheus
+// client, and neither the follower nor the collector; the follower does
+// not link the collector.
+func TestHoldersRoomsLinkOneWay(t *testing.T) {
+	root := repoRoot(t)
+	holders := mod + "services/holders"
+	tally, wire, follow := holders+"/tally", holders+"/wire", holders+"/follow"
+	plumbing := []string{"net", "net/http", "github.com/gorilla/websocket", mod + "shared/pubsub",
+		mod + "shared/store", "github.com/redis/go-redis/v9", mod + "shared/collector", "github.com/prometheus/client_golang"}
+	for _, r := range []struct {
+		room string
+		// linked are never linked, nor the packages below them (below
+		// net, its parsers net/url and net/netip are no network).
+		linked []string
+	}{
+		{tally, slices.Concat(plumbing, []string{wire, follow})},
+		{wire, slices.Concat(plumbing, []string{follow})},
+		{follow, nil},
+	} {
+		deps := goList(t, root, "-deps", r.room)
+		if len(deps) < 5 || deps[len(deps)-1] != r.room {
+			t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", r.room, deps)
+		}
+		for _, pkg := range deps {
+			// the collector, and its binary, import every room
+			if pkg == holders || strings.HasPrefix(pkg, holders+"/cmd/") {
+				t.Errorf("%s links the collector, %s", r.room, pkg)
+			}
+			for _, b := range r.linked {
+				if pkg == b || (b != "net" && strings.HasPrefix(pkg, b+"/")) {
+					t.Errorf("%s links %s", r.room, pkg)
+				}
 			}
 		}
 	}
