@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
@@ -20,14 +21,14 @@ import (
 func TestNeverBackwards(t *testing.T) {
 	for _, method := range []string{contract.HoldersMethodGPA, contract.HoldersMethodDAS} {
 		t.Run(method, func(t *testing.T) {
-			s, _ := sim(t, classicToken(200))
+			s, _ := sim(t, holderstest.ClassicToken(200))
 			node := s.NewNode()
 			url, err := node.StartOn(context.Background(), "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = node.Close() })
-			f := newCollector(t, setup{url: url + "/?api-key=" + apiKey, mint: classicMint, method: method})
+			f := newCollector(t, setup{url: url + "/?api-key=" + apiKey, mint: holderstest.ClassicMint, method: method})
 			if err := f.c.RunOnce(context.Background()); err != nil {
 				t.Fatal(err)
 			}

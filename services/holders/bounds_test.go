@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
@@ -56,7 +57,7 @@ func heapPeak(t *testing.T) (stop func() uint64) {
 // set's memory: the run fails with enumeration_too_large and its remedy,
 // memory stays bounded, and the last good count stays served.
 func TestEndlessStreamStopsAtCeiling(t *testing.T) {
-	s, url := sim(t, classicToken(2000))
+	s, url := sim(t, holderstest.ClassicToken(2000))
 	for _, tc := range []struct {
 		name, method, route string
 		accounts, memory    int64
@@ -71,7 +72,7 @@ func TestEndlessStreamStopsAtCeiling(t *testing.T) {
 			cfg := holders.DefaultConfig()
 			cfg.MaxAccounts, cfg.MaxMemoryBytes = tc.accounts, tc.memory
 			cfg.RPCTimeout = time.Minute // without a ceiling, the run would end here
-			f := newCollector(t, setup{url: url, mint: classicMint, method: tc.method, cfg: cfg})
+			f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint, method: tc.method, cfg: cfg})
 			if err := f.c.RunOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ const maxStatusMessage = 512 + len("…")
 // log lines of bounded size, with the start of its message kept as the
 // node's error, in valid UTF-8.
 func TestHugeNodeMessageCapped(t *testing.T) {
-	s, url := sim(t, classicToken(500))
+	s, url := sim(t, holderstest.ClassicToken(500))
 	for _, tc := range []struct{ method, route string }{
 		{contract.HoldersMethodGPA, "getProgramAccounts"},
 		{contract.HoldersMethodGPA, "getAccountInfo"},
@@ -127,7 +128,7 @@ func TestHugeNodeMessageCapped(t *testing.T) {
 	} {
 		t.Run(tc.method+"/"+tc.route, func(t *testing.T) {
 			ctx := context.Background()
-			f := newCollector(t, setup{url: url, mint: classicMint, method: tc.method})
+			f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint, method: tc.method})
 			s.Faults().Inject(tc.route, fault.Fault{Kind: fault.HugeError})
 			defer s.Faults().Clear(tc.route)
 			err := f.c.RunOnce(ctx)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
@@ -17,7 +18,7 @@ import (
 // cross-checks with the second (method second, every every-th poll).
 func crossFixture(t *testing.T, second string, every int) (*solanasim.Server, *solanasim.Node, fixture) {
 	t.Helper()
-	s, url := sim(t, classicToken(200))
+	s, url := sim(t, holderstest.ClassicToken(200))
 	node := s.NewNode()
 	nodeURL, err := node.StartOn(context.Background(), "", 0)
 	if err != nil {
@@ -28,7 +29,7 @@ func crossFixture(t *testing.T, second string, every int) (*solanasim.Server, *s
 	cfg.CrossCheckRPCURL = config.Secret(nodeURL + "/?api-key=" + apiKey + "-second")
 	cfg.CrossCheckMethod = second
 	cfg.CrossCheckEvery = every
-	return s, node, newCollector(t, setup{url: url, mint: classicMint, cfg: cfg})
+	return s, node, newCollector(t, setup{url: url, mint: holderstest.ClassicMint, cfg: cfg})
 }
 
 func poll(t *testing.T, f fixture) contract.Holders {
@@ -45,7 +46,7 @@ func poll(t *testing.T, f fixture) contract.Holders {
 func TestCrossCheckAgreed(t *testing.T) {
 	s, _, f := crossFixture(t, contract.HoldersMethodDAS, 1)
 	h := poll(t, f)
-	checkTruth(t, s, classicMint, h)
+	checkTruth(t, s, holderstest.ClassicMint, h)
 	x := h.CrossCheck
 	if x == nil {
 		t.Fatal("no cross_check in the document")
@@ -77,7 +78,7 @@ func TestCrossCheckDisagree(t *testing.T) {
 	s, node, f := crossFixture(t, contract.HoldersMethodGPA, 10)
 	node.SetFault(solanasim.NodeFault{Kind: solanasim.NodeHide, Accounts: 60})
 	h := poll(t, f)
-	checkTruth(t, s, classicMint, h)
+	checkTruth(t, s, holderstest.ClassicMint, h)
 	x := h.CrossCheck
 	if x == nil || x.Verdict != contract.HoldersDisagree {
 		t.Fatalf("cross_check %+v, want disagree", x)
@@ -131,7 +132,7 @@ func TestCrossCheckSecondDown(t *testing.T) {
 	s, node, f := crossFixture(t, contract.HoldersMethodDAS, 1)
 	node.SetFault(solanasim.NodeFault{Kind: solanasim.NodeDown})
 	h := poll(t, f)
-	checkTruth(t, s, classicMint, h)
+	checkTruth(t, s, holderstest.ClassicMint, h)
 	x := h.CrossCheck
 	if x == nil || x.Verdict != contract.HoldersNotChecked || x.ErrorKind != contract.ErrKindUnavailable || x.Secondary.Holders != 0 {
 		t.Fatalf("cross_check %+v, want not_checked upstream_unavailable", x)
@@ -146,8 +147,8 @@ func TestCrossCheckSecondDown(t *testing.T) {
 
 // TestNoCrossCheck: without a second source the document has none.
 func TestNoCrossCheck(t *testing.T) {
-	_, url := sim(t, classicToken(50))
-	f := newCollector(t, setup{url: url, mint: classicMint})
+	_, url := sim(t, holderstest.ClassicToken(50))
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint})
 	if h := poll(t, f); h.CrossCheck != nil || h.Warnings != nil {
 		t.Errorf("cross_check %+v warnings %v without a second source", h.CrossCheck, h.Warnings)
 	}

@@ -5,14 +5,15 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // TestPollAppendsTheHoldersHistory: a good count appends the holder
 // count at the document's time.
 func TestPollAppendsTheHoldersHistory(t *testing.T) {
-	_, url := sim(t, classicToken(500))
-	f := newCollector(t, setup{url: url, mint: classicMint})
+	_, url := sim(t, holderstest.ClassicToken(500))
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint})
 	if err := f.c.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package holders_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mr-tron/base58"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -35,32 +34,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// key returns a deterministic valid address for name.
-func key(name string) string {
-	h := sha256.Sum256([]byte(name))
-	return base58.Encode(h[:])
-}
-
 // apiKey stands for the secret an RPC URL carries.
 const apiKey = "SECRET-api-key-123"
-
-var (
-	classicMint = key("holders classic mint")
-	t22Mint     = key("holders t22 mint")
-)
-
-func classicToken(n int) solanasim.Token {
-	return solanasim.Token{Mint: classicMint, Program: solanasim.ProgramToken, Decimals: 9,
-		Supply:  999_999_999_123_456_789,
-		Holders: solanasim.Holders{Accounts: n, Seed: 7, MultiAccountShare: 0.3, ZeroShare: 0.1}}
-}
-
-func t22Token(n int) solanasim.Token {
-	return solanasim.Token{Mint: t22Mint, Program: solanasim.ProgramToken2022, Decimals: 6,
-		Supply: 5_000_000_000_000_000,
-		Holders: solanasim.Holders{Accounts: n, Seed: 9, MultiAccountShare: 0.5, AccountsPerOwner: 4,
-			ZeroShare: 0.2, ExtendedShare: 0.6}}
-}
 
 // sim starts a simulator with the given tokens and returns it and its URL
 // (with an API key in the query, as providers do).
@@ -153,12 +128,12 @@ func checkTruth(t *testing.T, s *solanasim.Server, mint string, h contract.Holde
 
 func TestGroundTruth(t *testing.T) {
 	const n = 20_000
-	s, url := sim(t, classicToken(n), t22Token(n))
-	truth22, _ := s.Truth(t22Mint)
+	s, url := sim(t, holderstest.ClassicToken(n), holderstest.T22Token(n))
+	truth22, _ := s.Truth(holderstest.T22Mint)
 	if truth22.Accounts165 == 0 || truth22.Accounts170 == 0 {
 		t.Fatalf("the Token-2022 fixture must mix 165- and 170-byte accounts: %+v", truth22)
 	}
-	truthC, _ := s.Truth(classicMint)
+	truthC, _ := s.Truth(holderstest.ClassicMint)
 	if truthC.Holders >= truthC.Owners || truthC.NonZeroAccounts == truthC.TokenAccounts {
 		t.Fatalf("the fixture must have zero balances and owners of several accounts: %+v", truthC)
 	}
@@ -167,12 +142,12 @@ func TestGroundTruth(t *testing.T) {
 		gzip                        bool
 		pageLimit                   int
 	}{
-		{"token/gzip/auto", classicMint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
-		{"token/identity/explicit", classicMint, contract.HoldersMethodGPA, holders.ProgramToken, false, 0},
-		{"token-2022/gzip/auto", t22Mint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
-		{"token-2022/identity/explicit", t22Mint, contract.HoldersMethodGPA, holders.ProgramToken2022, false, 0},
-		{"token/das", classicMint, contract.HoldersMethodDAS, holders.ProgramAuto, true, 1000},
-		{"token-2022/das/small-pages", t22Mint, contract.HoldersMethodDAS, holders.ProgramAuto, false, 333},
+		{"token/gzip/auto", holderstest.ClassicMint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
+		{"token/identity/explicit", holderstest.ClassicMint, contract.HoldersMethodGPA, holders.ProgramToken, false, 0},
+		{"token-2022/gzip/auto", holderstest.T22Mint, contract.HoldersMethodGPA, holders.ProgramAuto, true, 0},
+		{"token-2022/identity/explicit", holderstest.T22Mint, contract.HoldersMethodGPA, holders.ProgramToken2022, false, 0},
+		{"token/das", holderstest.ClassicMint, contract.HoldersMethodDAS, holders.ProgramAuto, true, 1000},
+		{"token-2022/das/small-pages", holderstest.T22Mint, contract.HoldersMethodDAS, holders.ProgramAuto, false, 333},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +166,7 @@ func TestGroundTruth(t *testing.T) {
 				t.Errorf("method %q source %+v slot %d", h.Method, doc.Source, h.Slot)
 			}
 			wantQueries := 1
-			if tt.mint == t22Mint && tt.method == contract.HoldersMethodGPA {
+			if tt.mint == holderstest.T22Mint && tt.method == contract.HoldersMethodGPA {
 				wantQueries = 2
 			}
 			if len(h.Queries) != wantQueries {
@@ -228,15 +203,15 @@ func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
 func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 func TestDASPagination(t *testing.T) {
-	s, url := sim(t, t22Token(1000))
+	s, url := sim(t, holderstest.T22Token(1000))
 	cfg := holders.DefaultConfig()
 	cfg.DASPageLimit = 7
-	f := newCollector(t, setup{url: url, mint: t22Mint, method: contract.HoldersMethodDAS, cfg: cfg})
+	f := newCollector(t, setup{url: url, mint: holderstest.T22Mint, method: contract.HoldersMethodDAS, cfg: cfg})
 	if err := f.c.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	h, _ := readHolders(t, f.store)
-	checkTruth(t, s, t22Mint, h)
+	checkTruth(t, s, holderstest.T22Mint, h)
 	// ceil(1000/7) = 143 full or partial pages, then the empty page.
 	pages := testutil.ToFloat64(counterOf(t, f.reg, "tokendata_upstream_requests_total", "getTokenAccounts"))
 	if pages != 144 {
@@ -272,7 +247,7 @@ func counterOf(t *testing.T, reg *prometheus.Registry, name, method string) prom
 // that already wrote a good count: each run fails with the right kind,
 // names no secret, and leaves the good document as it was.
 func TestFaults(t *testing.T) {
-	s, url := sim(t, classicToken(3000), t22Token(3000))
+	s, url := sim(t, holderstest.ClassicToken(3000), holderstest.T22Token(3000))
 	tests := []struct {
 		method  string
 		fault   fault.Fault
@@ -300,7 +275,7 @@ func TestFaults(t *testing.T) {
 		{contract.HoldersMethodDAS, fault.Fault{Kind: fault.HTTP429}, contract.ErrKindRateLimited, "", 0},
 	}
 	for _, tt := range tests {
-		for _, mint := range []string{classicMint, t22Mint} {
+		for _, mint := range []string{holderstest.ClassicMint, holderstest.T22Mint} {
 			t.Run(tt.method+"/"+string(tt.fault.Kind)+"/"+mint[:4], func(t *testing.T) {
 				cfg := holders.DefaultConfig()
 				cfg.DASPageLimit = 500 // several pages: a fault hits the middle of the enumeration
@@ -356,11 +331,11 @@ func TestFaults(t *testing.T) {
 // TestStreamCutNeverCounts cuts the stream in the middle on every attempt:
 // no document is ever written, the status says why.
 func TestStreamCutNeverCounts(t *testing.T) {
-	s, url := sim(t, t22Token(5000))
+	s, url := sim(t, holderstest.T22Token(5000))
 	for _, gz := range []bool{true, false} {
 		cfg := holders.DefaultConfig()
 		cfg.Gzip = gz
-		f := newCollector(t, setup{url: url, mint: t22Mint, cfg: cfg})
+		f := newCollector(t, setup{url: url, mint: holderstest.T22Mint, cfg: cfg})
 		s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.Truncate, AfterBytes: 300_000})
 		err := f.c.RunOnce(context.Background())
 		s.Faults().Clear("getProgramAccounts")
@@ -377,9 +352,9 @@ func TestStreamCutNeverCounts(t *testing.T) {
 // TestUnsupportedStatusGolden: the node refuses to enumerate; the status
 // record says so plainly, with the remedy and without the URL.
 func TestUnsupportedStatusGolden(t *testing.T) {
-	s, url := sim(t, classicToken(100))
+	s, url := sim(t, holderstest.ClassicToken(100))
 	s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.RPCExcludedIndex})
-	f := newCollector(t, setup{url: url, mint: classicMint})
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint})
 	calls := 0
 	_ = f.c.RunOnce(context.Background())
 	calls = int(testutil.ToFloat64(counterOf(t, f.reg, "tokendata_upstream_requests_total", "getProgramAccounts")))
@@ -398,11 +373,11 @@ func TestUnsupportedStatusGolden(t *testing.T) {
 }
 
 func TestGoldenDocuments(t *testing.T) {
-	s, url := sim(t, classicToken(2000), t22Token(2000))
+	s, url := sim(t, holderstest.ClassicToken(2000), holderstest.T22Token(2000))
 	for _, tt := range []struct{ name, mint, method string }{
-		{"holders_token", classicMint, contract.HoldersMethodGPA},
-		{"holders_token2022", t22Mint, contract.HoldersMethodGPA},
-		{"holders_das", t22Mint, contract.HoldersMethodDAS},
+		{"holders_token", holderstest.ClassicMint, contract.HoldersMethodGPA},
+		{"holders_token2022", holderstest.T22Mint, contract.HoldersMethodGPA},
+		{"holders_das", holderstest.T22Mint, contract.HoldersMethodDAS},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newCollector(t, setup{url: url, mint: tt.mint, method: tt.method})
@@ -428,13 +403,13 @@ func TestRedisStore(t *testing.T) {
 	}
 	backend := store.NewRedis(opts)
 	t.Cleanup(func() { _ = backend.Close() })
-	s, url := sim(t, t22Token(4000))
-	f := newCollector(t, setup{url: url, mint: t22Mint, backend: backend})
+	s, url := sim(t, holderstest.T22Token(4000))
+	f := newCollector(t, setup{url: url, mint: holderstest.T22Mint, backend: backend})
 	if err := f.c.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	h, doc := readHolders(t, f.store)
-	checkTruth(t, s, t22Mint, h)
+	checkTruth(t, s, holderstest.T22Mint, h)
 	if ttl := contract.DefaultTimings[contract.DomainHolders].TTL; doc.TTL <= 0 || doc.TTL > ttl {
 		t.Errorf("ttl = %s", doc.TTL)
 	}
@@ -442,10 +417,10 @@ func TestRedisStore(t *testing.T) {
 
 // TestProgress: a long enumeration logs its progress and exports it.
 func TestProgress(t *testing.T) {
-	_, url := sim(t, classicToken(50_000))
+	_, url := sim(t, holderstest.ClassicToken(50_000))
 	cfg := holders.DefaultConfig()
 	cfg.ProgressInterval = time.Nanosecond
-	f := newCollector(t, setup{url: url, mint: classicMint, cfg: cfg})
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint, cfg: cfg})
 	if err := f.c.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -475,8 +450,8 @@ func TestProgress(t *testing.T) {
 
 // TestRunStops: Run polls at once and returns on cancellation.
 func TestRunStops(t *testing.T) {
-	s, url := sim(t, classicToken(500))
-	f := newCollector(t, setup{url: url, mint: classicMint})
+	s, url := sim(t, holderstest.ClassicToken(500))
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.c.Run(ctx) }()
@@ -495,7 +470,7 @@ func TestRunStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := readHolders(t, f.store)
-	checkTruth(t, s, classicMint, h)
+	checkTruth(t, s, holderstest.ClassicMint, h)
 }
 
 func TestConfig(t *testing.T) {
@@ -540,14 +515,14 @@ func TestConfig(t *testing.T) {
 	mem := store.NewMemory()
 	defer mem.Close()
 	_, err = holders.New(config.Common{SolanaRPCURL: "http://127.0.0.1:1", HoldersMethod: "scan"},
-		config.Token{Mint: classicMint}, holders.DefaultConfig(), collector.Deps{Store: store.New(mem, classicMint)})
+		config.Token{Mint: holderstest.ClassicMint}, holders.DefaultConfig(), collector.Deps{Store: store.New(mem, holderstest.ClassicMint)})
 	if err == nil || !strings.Contains(err.Error(), "HOLDERS_METHOD") {
 		t.Errorf("bad method: %v", err)
 	}
 	live := holders.DefaultConfig()
 	live.Live = "true"
 	_, err = holders.New(config.Common{SolanaRPCURL: "http://127.0.0.1:1", HoldersMethod: contract.HoldersMethodDAS},
-		config.Token{Mint: classicMint}, live, collector.Deps{Store: store.New(mem, classicMint)})
+		config.Token{Mint: holderstest.ClassicMint}, live, collector.Deps{Store: store.New(mem, holderstest.ClassicMint)})
 	if err == nil || !strings.Contains(err.Error(), "HOLDERS_LIVE") || !strings.Contains(err.Error(), "HOLDERS_METHOD=getProgramAccounts") {
 		t.Errorf("live with das: %v", err)
 	}
@@ -594,10 +569,10 @@ func TestLiveOn(t *testing.T) {
 // TestWrongProgramIsNotZero: a mint with no token account under the
 // configured program is an error, never 0 holders.
 func TestWrongProgramIsNotZero(t *testing.T) {
-	_, url := sim(t, t22Token(100))
+	_, url := sim(t, holderstest.T22Token(100))
 	cfg := holders.DefaultConfig()
 	cfg.Program = holders.ProgramToken
-	f := newCollector(t, setup{url: url, mint: t22Mint, cfg: cfg})
+	f := newCollector(t, setup{url: url, mint: holderstest.T22Mint, cfg: cfg})
 	err := f.c.RunOnce(context.Background())
 	var ce *collector.Error
 	if !errors.As(err, &ce) || ce.Kind != contract.ErrKindInvalid || !strings.Contains(ce.Remedy, "HOLDERS_PROGRAM") {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tokendata/tokendata/services/holders"
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
@@ -19,7 +20,7 @@ import (
 // liveCollector is a holders collector with HOLDERS_LIVE on a simulator
 // node of its own (whose socket can fail), run as the binary runs it.
 type liveCollector struct {
-	*liveNode
+	*holderstest.Ledger
 	node *solanasim.Node
 	fx   fixture
 	// had is every holder count the ledger had during the test.
@@ -28,16 +29,9 @@ type liveCollector struct {
 
 func startLiveCollector(t *testing.T, tok solanasim.Token, tune func(*holders.Config)) *liveCollector {
 	t.Helper()
-	s, _ := simtest.StartTB(t, tok)
-	node := s.NewNode()
 	ctx, cancel := context.WithCancel(context.Background())
-	url, err := node.StartOn(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &liveNode{t: t, s: s, url: url, tok: tok, accts: map[string]*acct{}, program: tok.Program.ID()}
-	n.mint = mintOf(t, tok.Mint)
-	n.enumerate() // the test's record of the accounts
+	n, node := holderstest.StartNode(ctx, t, tok)
+	n.Enumerate() // the test's record of the accounts
 	cfg := holders.DefaultConfig()
 	cfg.Live, cfg.Commitment = "true", "finalized"
 	cfg.PublishInterval = 100 * time.Millisecond
@@ -46,7 +40,7 @@ func startLiveCollector(t *testing.T, tok solanasim.Token, tune func(*holders.Co
 	if tune != nil {
 		tune(&cfg)
 	}
-	lc := &liveCollector{liveNode: n, node: node, fx: newCollector(t, setup{url: url, mint: tok.Mint, cfg: cfg}), had: map[uint64]bool{}}
+	lc := &liveCollector{Ledger: n, node: node, fx: newCollector(t, setup{url: n.URL, mint: tok.Mint, cfg: cfg}), had: map[uint64]bool{}}
 	lc.remember()
 	done := make(chan struct{})
 	go func() { defer close(done); _ = lc.fx.c.Run(ctx) }()
@@ -56,14 +50,14 @@ func startLiveCollector(t *testing.T, tok solanasim.Token, tune func(*holders.Co
 
 // remember adds the ledger's holder count now to those it had.
 func (lc *liveCollector) remember() {
-	truth, _ := lc.s.Truth(lc.tok.Mint)
+	truth, _ := lc.Sim.Truth(lc.Token.Mint)
 	lc.had[uint64(truth.Holders)] = true
 }
 
 // change makes one holder change and remembers the count it left.
 func (lc *liveCollector) change(ch solanasim.HolderChange, err error) {
-	lc.t.Helper()
-	lc.record(ch, err)
+	lc.T.Helper()
+	lc.Record(ch, err)
 	lc.remember()
 }
 
@@ -72,7 +66,7 @@ func (lc *liveCollector) change(ch solanasim.HolderChange, err error) {
 // live count still counts); every document seen meanwhile must hold a
 // count the ledger had.
 func (lc *liveCollector) waitDoc(what, method string, closed int) contract.Holders {
-	lc.t.Helper()
+	lc.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	var h contract.Holders
 	for {
@@ -80,20 +74,20 @@ func (lc *liveCollector) waitDoc(what, method string, closed int) contract.Holde
 		if err == nil {
 			h = contract.Holders{}
 			if err := doc.Decode(&h); err != nil {
-				lc.t.Fatal(err)
+				lc.T.Fatal(err)
 			}
 			if !lc.had[h.Holders] {
-				lc.t.Fatalf("%s: published %d holders (method %s, slot %d), a count the ledger never had", what, h.Holders, h.Method, h.Slot)
+				lc.T.Fatalf("%s: published %d holders (method %s, slot %d), a count the ledger never had", what, h.Holders, h.Method, h.Slot)
 			}
-			truth, _ := lc.s.Truth(lc.tok.Mint)
+			truth, _ := lc.Sim.Truth(lc.Token.Mint)
 			if h.Method == method && h.Holders == uint64(truth.Holders) && h.NonZeroAccounts == uint64(truth.NonZeroAccounts) &&
 				h.TokenAccounts == uint64(truth.TokenAccounts+closed) {
 				return h
 			}
 		}
 		if time.Now().After(deadline) {
-			truth, _ := lc.s.Truth(lc.tok.Mint)
-			lc.t.Fatalf("%s: published %+v; want method %s with the ledger's %d holders, %d non-zero, %d token accounts (+%d closed)",
+			truth, _ := lc.Sim.Truth(lc.Token.Mint)
+			lc.T.Fatalf("%s: published %+v; want method %s with the ledger's %d holders, %d non-zero, %d token accounts (+%d closed)",
 				what, h, method, truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -103,23 +97,23 @@ func (lc *liveCollector) waitDoc(what, method string, closed int) contract.Holde
 // waitMethod waits for the published document to be method's, whatever
 // its figures (a count the ledger had all the same).
 func (lc *liveCollector) waitMethod(what, method string) contract.Holders {
-	lc.t.Helper()
+	lc.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if doc, err := lc.fx.store.Read(context.Background(), contract.DomainHolders); err == nil {
 			var h contract.Holders
 			if err := doc.Decode(&h); err != nil {
-				lc.t.Fatal(err)
+				lc.T.Fatal(err)
 			}
 			if !lc.had[h.Holders] {
-				lc.t.Fatalf("%s: published %d holders (method %s, slot %d), a count the ledger never had", what, h.Holders, h.Method, h.Slot)
+				lc.T.Fatalf("%s: published %d holders (method %s, slot %d), a count the ledger never had", what, h.Holders, h.Method, h.Slot)
 			}
 			if h.Method == method {
 				return h
 			}
 		}
 		if time.Now().After(deadline) {
-			lc.t.Fatalf("%s: no document of method %s within 10 s", what, method)
+			lc.T.Fatalf("%s: no document of method %s within 10 s", what, method)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -133,7 +127,7 @@ func (lc *liveCollector) waitMethod(what, method string) contract.Holders {
 // next documents are enumerations'), and the next socket re-anchors it,
 // exact again.
 func TestCollectorLive(t *testing.T) {
-	for _, tok := range []solanasim.Token{classicToken(200), t22Token(200)} {
+	for _, tok := range []solanasim.Token{holderstest.ClassicToken(200), holderstest.T22Token(200)} {
 		t.Run(tok.Program.ID(), func(t *testing.T) {
 			lc := startLiveCollector(t, tok, nil)
 			h := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
@@ -144,22 +138,22 @@ func TestCollectorLive(t *testing.T) {
 			anchor := h.Live.AnchorSlot
 			r := rand.New(rand.NewPCG(7, 36))
 			closed := 0
-			positive := func(a *acct) bool { return a.amount > 0 }
-			zero := func(a *acct) bool { return a.amount == 0 }
+			positive := func(a *holderstest.Account) bool { return a.Amount > 0 }
+			zero := func(a *holderstest.Account) bool { return a.Amount == 0 }
 			kinds := []struct {
 				name string
 				do   func()
 			}{
-				{"new holder", func() { lc.change(lc.s.OpenHolder(tok.Mint, 1+r.Uint64N(1e9))) }},
-				{"holder sold out", func() { lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, positive), 0)) }},
-				{"holder back", func() { lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, zero), 1+r.Uint64N(1e9))) }},
+				{"new holder", func() { lc.change(lc.Sim.OpenHolder(tok.Mint, 1+r.Uint64N(1e9))) }},
+				{"holder sold out", func() { lc.change(lc.Sim.SetHolderBalance(tok.Mint, lc.Pick(r, positive), 0)) }},
+				{"holder back", func() { lc.change(lc.Sim.SetHolderBalance(tok.Mint, lc.Pick(r, zero), 1+r.Uint64N(1e9))) }},
 				{"balance moved", func() {
-					from := lc.pick(r, positive)
-					to := lc.pick(r, func(a *acct) bool { return a != lc.accts[from] })
-					lc.change(lc.s.MoveHolderBalance(tok.Mint, from, to, 1+r.Uint64N(lc.accts[from].amount)))
+					from := lc.Pick(r, positive)
+					to := lc.Pick(r, func(a *holderstest.Account) bool { return a != lc.Accounts[from] })
+					lc.change(lc.Sim.MoveHolderBalance(tok.Mint, from, to, 1+r.Uint64N(lc.Accounts[from].Amount)))
 				}},
-				{"account opened", func() { lc.change(lc.s.OpenHolder(tok.Mint, 0)) }},
-				{"account closed", func() { lc.change(lc.s.CloseHolderAccount(tok.Mint, lc.pick(r, zero))); closed++ }},
+				{"account opened", func() { lc.change(lc.Sim.OpenHolder(tok.Mint, 0)) }},
+				{"account closed", func() { lc.change(lc.Sim.CloseHolderAccount(tok.Mint, lc.Pick(r, zero))); closed++ }},
 			}
 			for _, k := range kinds {
 				for i := range 20 {
@@ -182,11 +176,11 @@ func TestCollectorLive(t *testing.T) {
 			// (once: a failed reconnection enumerates nothing), and the
 			// changes of the gap wait for the re-anchor.
 			lc.node.SetSocketFault(solanasim.SocketDrop)
-			lc.change(lc.s.OpenHolder(tok.Mint, 1+r.Uint64N(1e9)))
+			lc.change(lc.Sim.OpenHolder(tok.Mint, 1+r.Uint64N(1e9)))
 			lc.waitMethod("socket dropped", contract.HoldersMethodGPA)
 			for range 5 {
-				lc.change(lc.s.OpenHolder(tok.Mint, 1+r.Uint64N(1e9)))
-				lc.change(lc.s.SetHolderBalance(tok.Mint, lc.pick(r, positive), 0))
+				lc.change(lc.Sim.OpenHolder(tok.Mint, 1+r.Uint64N(1e9)))
+				lc.change(lc.Sim.SetHolderBalance(tok.Mint, lc.Pick(r, positive), 0))
 			}
 			time.Sleep(500 * time.Millisecond) // reconnections fail meanwhile
 			if h := lc.waitMethod("still dropped", contract.HoldersMethodGPA); h.Live != nil {
@@ -197,7 +191,7 @@ func TestCollectorLive(t *testing.T) {
 			if h.Live.AnchorSlot <= anchor {
 				t.Errorf("re-anchored at slot %d, not after the first anchor %d", h.Live.AnchorSlot, anchor)
 			}
-			lc.change(lc.s.OpenHolder(tok.Mint, 5))
+			lc.change(lc.Sim.OpenHolder(tok.Mint, 5))
 			lc.waitDoc("a new holder after the re-anchor", contract.HoldersMethodLive, 0)
 			if !strings.Contains(lc.fx.logs.String(), "holders anchored") {
 				t.Error("no anchor logged")
@@ -210,10 +204,10 @@ func TestCollectorLive(t *testing.T) {
 // enumeration and compares the two at the same slot: equal, it says
 // agreed and warns of nothing.
 func TestCollectorLiveResync(t *testing.T) {
-	tok := classicToken(150)
+	tok := holderstest.ClassicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = time.Second })
 	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
-	lc.change(lc.s.OpenHolder(tok.Mint, 7))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 7))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		h := lc.waitDoc("resynced", contract.HoldersMethodLive, 0)
@@ -236,13 +230,13 @@ func TestCollectorLiveResync(t *testing.T) {
 // alert), though the live count goes on: the next restart could not
 // anchor a count on that node.
 func TestCollectorLiveResyncRefused(t *testing.T) {
-	tok := classicToken(150)
+	tok := holderstest.ClassicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = time.Second })
 	lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
 	if got := testutil.ToFloat64(gauge(t, lc.fx.reg, "tokendata_holders_enumeration_unsupported")); got != 0 {
 		t.Fatalf("unsupported = %v before any refusal", got)
 	}
-	lc.s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.RPCExcludedIndex})
+	lc.Sim.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.RPCExcludedIndex})
 	deadline := time.Now().Add(15 * time.Second)
 	for testutil.ToFloat64(gauge(t, lc.fx.reg, "tokendata_holders_enumeration_unsupported")) != 1 {
 		if time.Now().After(deadline) {
@@ -250,7 +244,7 @@ func TestCollectorLiveResyncRefused(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	lc.change(lc.s.OpenHolder(tok.Mint, 9))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 9))
 	lc.waitDoc("a change after the refused resync", contract.HoldersMethodLive, 0)
 }
 
@@ -261,12 +255,12 @@ func TestCollectorLiveResyncRefused(t *testing.T) {
 // enumeration (the resync has not ended). When the enumeration ran in the
 // poll, no publication was made until it ended.
 func TestCollectorLivePublishesDuringResync(t *testing.T) {
-	tok := classicToken(150)
+	tok := holderstest.ClassicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = 5 * time.Second })
 	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
-	lc.s.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.Latency, Delay: 20 * time.Second})
+	lc.Sim.Faults().Inject("getProgramAccounts", fault.Fault{Kind: fault.Latency, Delay: 20 * time.Second})
 	time.Sleep(time.Until(first.Live.NextResyncAt) + time.Second) // the resync's enumeration is waiting on the node
-	lc.change(lc.s.OpenHolder(tok.Mint, 9))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 9))
 	h := lc.waitDoc("a change during the resync", contract.HoldersMethodLive, 0)
 	if h.Live.AnchorSlot != first.Live.AnchorSlot || h.Live.Resync != nil {
 		t.Fatalf("published anchored at slot %d (first %d), resync %+v: the resync ended, its enumeration was not delayed",
@@ -282,12 +276,12 @@ func TestCollectorLivePublishesDuringResync(t *testing.T) {
 // meanwhile are published by an enumeration, and a new socket re-anchors
 // the count once the node answers again.
 func TestCollectorLiveStalledSocket(t *testing.T) {
-	tok := classicToken(150)
+	tok := holderstest.ClassicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.WSSilence = time.Second })
 	first := lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
 	lc.node.SetSocketFault(solanasim.SocketStall)
-	lc.change(lc.s.OpenHolder(tok.Mint, 11))
-	lc.change(lc.s.OpenHolder(tok.Mint, 12))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 11))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 12))
 	lc.waitDoc("socket stalled", contract.HoldersMethodGPA, 0)
 	if st := lc.fx.c.Runner().Status(); len(st.Subscriptions) != 1 || st.Subscriptions[0].State != contract.SubscriptionConnecting ||
 		!strings.Contains(st.Subscriptions[0].Error, "silent") {
@@ -305,7 +299,7 @@ func TestCollectorLiveStalledSocket(t *testing.T) {
 // the count is an enumeration's, and the status record says the
 // subscription is unsupported, with the node's words and not its key.
 func TestCollectorLiveRefused(t *testing.T) {
-	tok := classicToken(120)
+	tok := holderstest.ClassicToken(120)
 	s, _ := simtest.StartTB(t, tok)
 	s.Faults().Inject("programSubscribe", fault.Fault{Kind: fault.RPCMethodNotFound})
 	node := s.NewNode()
@@ -353,11 +347,11 @@ func TestCollectorLiveRefused(t *testing.T) {
 // difference (resync agreed false, the warning) and follows it from there;
 // the next resync comes HOLDERS_REFRESH after the comparison.
 func TestCollectorLiveResyncFindsADifference(t *testing.T) {
-	tok := classicToken(150)
+	tok := holderstest.ClassicToken(150)
 	lc := startLiveCollector(t, tok, func(c *holders.Config) { c.Resync = 3 * time.Second })
 	lc.waitDoc("anchored", contract.HoldersMethodLive, 0)
-	lc.s.Faults().Inject(solanasim.RouteProgramNotification, fault.Fault{Kind: fault.Lost, Times: 1})
-	lc.change(lc.s.OpenHolder(tok.Mint, 99)) // never notified
+	lc.Sim.Faults().Inject(solanasim.RouteProgramNotification, fault.Fault{Kind: fault.Lost, Times: 1})
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 99)) // never notified
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		h := lc.waitDoc("after the resync", contract.HoldersMethodLive, 0)
@@ -384,6 +378,6 @@ func TestCollectorLiveResyncFindsADifference(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	lc.change(lc.s.OpenHolder(tok.Mint, 3))
+	lc.change(lc.Sim.OpenHolder(tok.Mint, 3))
 	lc.waitDoc("followed after the resync", contract.HoldersMethodLive, 0)
 }

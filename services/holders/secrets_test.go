@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/collector"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -41,7 +42,7 @@ func TestKeyEchoNeverLeaks(t *testing.T) {
 	}
 	backend := store.NewRedis(opts)
 	t.Cleanup(func() { _ = backend.Close() })
-	s, base := simtest.StartTB(t, classicToken(200))
+	s, base := simtest.StartTB(t, holderstest.ClassicToken(200))
 	for _, tc := range []struct {
 		name, url, key, method, route string
 	}{
@@ -51,7 +52,7 @@ func TestKeyEchoNeverLeaks(t *testing.T) {
 		{"path/getTokenAccounts", base + "/" + pathKey + "/", pathKey, contract.HoldersMethodDAS, "getTokenAccounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newCollector(t, setup{url: tc.url, mint: classicMint, method: tc.method, backend: backend})
+			f := newCollector(t, setup{url: tc.url, mint: holderstest.ClassicMint, method: tc.method, backend: backend})
 			s.Faults().Inject(tc.route, fault.Fault{Kind: fault.RPCKeyEcho})
 			defer s.Faults().ClearAll()
 			runErr := f.c.RunOnce(context.Background())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/shared/simulator/fault"
 )
 
@@ -14,8 +15,8 @@ import (
 // stays 1 through other failures (they say nothing about the node's
 // ability), and drops to 0 when an enumeration succeeds.
 func TestUnsupportedGauge(t *testing.T) {
-	s, url := sim(t, classicToken(100))
-	f := newCollector(t, setup{url: url, mint: classicMint})
+	s, url := sim(t, holderstest.ClassicToken(100))
+	f := newCollector(t, setup{url: url, mint: holderstest.ClassicMint})
 	ctx := context.Background()
 	value := func() float64 {
 		t.Helper()

@@ -1,114 +1,35 @@
 package follow_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mr-tron/base58"
+	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/services/holders/follow"
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/services/holders/tally"
-	"github.com/tokendata/tokendata/services/holders/wire"
-	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
-	"github.com/tokendata/tokendata/shared/pubsub"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
-	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
-// followNode is a Follower kept by pubsub.Keep on a simulator node's real
-// socket, as the collector will keep it.
-type followNode struct {
-	*liveNode
-	node      *solanasim.Node
-	f         *follow.Follower
-	connected chan struct{}
-}
-
-func startFollow(t *testing.T, tok solanasim.Token) *followNode {
-	t.Helper()
-	s, _ := simtest.StartTB(t, tok)
-	node := s.NewNode()
-	ctx, cancel := context.WithCancel(context.Background())
-	url, err := node.StartOn(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &liveNode{t: t, s: s, url: url, tok: tok, accts: map[string]*acct{}, program: tok.Program.ID()}
-	n.mint = mintOf(t, tok.Mint)
-	fw := &followNode{liveNode: n, node: node, f: follow.New(n.mint, n.program, 0, 10_000), connected: make(chan struct{}, 16)}
-	n.newLive = fw.f.Tally
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		pubsub.Keep(ctx, pubsub.Config{URL: config.Secret("ws" + strings.TrimPrefix(url, "http")),
-			Ping: time.Second, Silence: 5 * time.Second, Backoff: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-			MaxMessage: 1 << 20},
-			pubsub.Request{Method: "programSubscribe", Params: wire.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")},
-			pubsub.Hooks{
-				State: func(state string, _ error) {
-					if state == contract.SubscriptionConnected {
-						fw.f.Connected()
-						fw.connected <- struct{}{}
-						return
-					}
-					fw.f.Lost()
-				},
-				Notification: func(msg []byte, _ uint64) error { return fw.f.Notify(msg) },
-			})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	fw.waitConnected()
-	return fw
-}
-
-func (fw *followNode) waitConnected() {
-	fw.t.Helper()
-	select {
-	case <-fw.connected:
-	case <-time.After(10 * time.Second):
-		fw.t.Fatal("not subscribed within 10 s")
-	}
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // anchor enumerates on the socket subscribed now and anchors the count.
-func (fw *followNode) anchor() {
-	fw.t.Helper()
-	session, ok := fw.f.Begin()
+func anchor(fw *holderstest.FollowNode) {
+	fw.T.Helper()
+	session, ok := fw.F.Begin()
 	if !ok {
-		fw.t.Fatal("no subscription to anchor on")
+		fw.T.Fatal("no subscription to anchor on")
 	}
-	if err := fw.f.Anchor(session, fw.enumerate()); err != nil {
-		fw.t.Fatal(err)
-	}
-}
-
-// exact waits for the live count to be the ledger's (closed: the
-// accounts closed since the anchor, which it still counts).
-func (fw *followNode) exact(what string, closed int) follow.LiveCount {
-	fw.t.Helper()
-	var c follow.LiveCount
-	var ok bool
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		truth, _ := fw.s.Truth(fw.tok.Mint)
-		c, _, ok = fw.f.Take()
-		if ok && c.Holders == uint64(truth.Holders) && c.NonZeroAccounts == uint64(truth.NonZeroAccounts) &&
-			c.TokenAccounts == uint64(truth.TokenAccounts+closed) {
-			return c
-		}
-		if time.Now().After(deadline) {
-			fw.t.Fatalf("%s: live %+v (live %v); the ledger: %d holders, %d non-zero, %d token accounts (+%d closed)",
-				what, c, ok, truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := fw.F.Anchor(session, fw.Enumerate()); err != nil {
+		fw.T.Fatal(err)
 	}
 }
 
@@ -119,72 +40,72 @@ func (fw *followNode) exact(what string, closed int) follow.LiveCount {
 // enumeration on the new socket anchors it, exact again; an anchor taken
 // on a socket that has ended is refused.
 func TestFollowerReanchorsAfterAGap(t *testing.T) {
-	for _, tok := range []solanasim.Token{classicToken(200), t22Token(200)} {
+	for _, tok := range []solanasim.Token{holderstest.ClassicToken(200), holderstest.T22Token(200)} {
 		t.Run(tok.Program.ID(), func(t *testing.T) {
-			fw := startFollow(t, tok)
+			fw := holderstest.StartFollow(t, tok)
 			mint := tok.Mint
 			r := rand.New(rand.NewPCG(3, 4))
-			if _, ok := fw.f.Begin(); !ok {
+			if _, ok := fw.F.Begin(); !ok {
 				t.Fatal("subscribed, but Begin sees no socket")
 			}
-			if _, _, ok := fw.f.Take(); ok {
+			if _, _, ok := fw.F.Take(); ok {
 				t.Fatal("a live count before any anchor")
 			}
 			for range 5 { // before the enumeration: in it already
-				fw.record(fw.s.OpenHolder(mint, 2_000))
+				fw.Record(fw.Sim.OpenHolder(mint, 2_000))
 			}
-			session, _ := fw.f.Begin()
-			l := fw.enumerate()
+			session, _ := fw.F.Begin()
+			l := fw.Enumerate()
 			// after the enumeration, before the anchor: buffered, then
 			// applied on top of it
-			fw.record(fw.s.OpenHolder(mint, 3_000))
-			fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, func(a *acct) bool { return a.amount == 2_000 }), 0))
+			fw.Record(fw.Sim.OpenHolder(mint, 3_000))
+			fw.Record(fw.Sim.SetHolderBalance(mint, fw.Pick(r, func(a *holderstest.Account) bool { return a.Amount == 2_000 }), 0))
 			deadline := time.Now().Add(5 * time.Second)
-			for fw.f.Buffered() < 7 { // 5 before the enumeration, 2 after
+			for fw.F.Buffered() < 7 { // 5 before the enumeration, 2 after
 				if time.Now().After(deadline) {
-					t.Fatalf("%d notifications buffered, want 7", fw.f.Buffered())
+					t.Fatalf("%d notifications buffered, want 7", fw.F.Buffered())
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			if err := fw.f.Anchor(session, l); err != nil {
+			if err := fw.F.Anchor(session, l); err != nil {
 				t.Fatal(err)
 			}
-			first := fw.exact("anchored, the two notifications after the enumeration applied", 0)
-			if _, changed, _ := fw.f.Take(); changed {
+			first := fw.Exact("anchored, the two notifications after the enumeration applied", 0)
+			if _, changed, _ := fw.F.Take(); changed {
 				t.Error("changed again with nothing new")
 			}
 
 			closed := 0
-			positive := func(a *acct) bool { return a.amount > 0 }
+			positive := func(a *holderstest.Account) bool { return a.Amount > 0 }
 			for i := range 12 {
 				switch i % 6 {
 				case 0:
-					fw.record(fw.s.OpenHolder(mint, 0))
+					fw.Record(fw.Sim.OpenHolder(mint, 0))
 				case 1:
-					fw.record(fw.s.OpenHolder(mint, uint64(1+r.IntN(500))))
+					fw.Record(fw.Sim.OpenHolder(mint, uint64(1+r.IntN(500))))
 				case 2:
-					fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, positive), 0))
+					fw.Record(fw.Sim.SetHolderBalance(mint, fw.Pick(r, positive), 0))
 				case 3:
-					fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, func(a *acct) bool { return a.amount == 0 }), 77))
+					fw.Record(fw.Sim.SetHolderBalance(mint, fw.Pick(r, func(a *holderstest.Account) bool { return a.Amount == 0 }), 77))
 				case 4:
-					from := fw.pick(r, positive)
-					to := fw.pick(r, func(a *acct) bool { return a.owner != fw.accts[from].owner })
-					fw.record(fw.s.MoveHolderBalance(mint, from, to, fw.accts[from].amount))
+					from := fw.Pick(r, positive)
+					to := fw.Pick(r, func(a *holderstest.Account) bool { return a.Owner != fw.Accounts[from].Owner })
+					fw.Record(fw.Sim.MoveHolderBalance(mint, from, to, fw.Accounts[from].Amount))
 				case 5:
-					fw.record(fw.s.CloseHolderAccount(mint, fw.pick(r, func(a *acct) bool { return a.amount == 0 })))
+					fw.Record(fw.Sim.CloseHolderAccount(mint, fw.Pick(r, func(a *holderstest.Account) bool { return a.Amount == 0 })))
 					closed++
 				}
-				fw.exact("change "+string(rune('a'+i)), closed)
+				fw.Exact("change "+string(rune('a'+i)), closed)
 			}
-			if c, _, _ := fw.f.Take(); c.Slot <= first.Slot {
+			if c, _, _ := fw.F.Take(); c.Slot <= first.Slot {
 				t.Errorf("the count's slot %d did not move past the anchor's %d", c.Slot, first.Slot)
 			}
 
-			stale, _ := fw.f.Begin()
-			fw.node.SetSocketFault(solanasim.SocketDrop)
+			stale, _ := fw.F.Begin()
+			fw.Node.SetSocketFault(solanasim.SocketDrop)
 			deadline = time.Now().Add(5 * time.Second)
 			for {
-				if _, _, ok := fw.f.Take(); !ok {
+				if _, _, ok := fw.F.Take(); !ok {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -193,23 +114,23 @@ func TestFollowerReanchorsAfterAGap(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			// changes in the gap: no socket hears them
-			fw.record(fw.s.SetHolderBalance(mint, fw.pick(r, positive), 0))
-			fw.record(fw.s.OpenHolder(mint, 9_000))
-			for range len(fw.connected) {
-				<-fw.connected
+			fw.Record(fw.Sim.SetHolderBalance(mint, fw.Pick(r, positive), 0))
+			fw.Record(fw.Sim.OpenHolder(mint, 9_000))
+			for range len(fw.Connected) {
+				<-fw.Connected
 			}
-			fw.node.SetSocketFault(solanasim.SocketOK)
-			fw.waitConnected()
-			if _, _, ok := fw.f.Take(); ok {
+			fw.Node.SetSocketFault(solanasim.SocketOK)
+			fw.WaitConnected()
+			if _, _, ok := fw.F.Take(); ok {
 				t.Fatal("live on the new socket before an anchor: the count would skip the gap")
 			}
-			if err := fw.f.Anchor(stale, fw.f.Tally(1)); !errors.Is(err, follow.ErrNotFollowing) {
+			if err := fw.F.Anchor(stale, fw.F.Tally(1)); !errors.Is(err, follow.ErrNotFollowing) {
 				t.Fatalf("an anchor on the dropped socket: %v, want ErrNotFollowing", err)
 			}
-			fw.anchor()
-			fw.exact("re-anchored after the gap", 0) // the new enumeration has no closed account
-			fw.record(fw.s.OpenHolder(mint, 5))
-			fw.exact("after the re-anchor", 0)
+			anchor(fw)
+			fw.Exact("re-anchored after the gap", 0) // the new enumeration has no closed account
+			fw.Record(fw.Sim.OpenHolder(mint, 5))
+			fw.Exact("after the re-anchor", 0)
 		})
 	}
 }
@@ -241,15 +162,6 @@ func TestFollowerRefusesWhatItCannotFollow(t *testing.T) {
 	if err := f.Anchor(session, f.Tally(10)); !errors.Is(err, follow.ErrNotFollowing) {
 		t.Fatalf("an anchor on a socket with a gap: %v", err)
 	}
-}
-
-func mintOf(t *testing.T, mint string) tally.Owner {
-	t.Helper()
-	b, err := base58.Decode(mint)
-	if err != nil || len(b) != 32 {
-		t.Fatalf("mint %q: %v", mint, err)
-	}
-	return tally.Owner(b)
 }
 
 // note is a programNotification of mint's token account acct (owner,

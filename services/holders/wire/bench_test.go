@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
@@ -43,8 +44,8 @@ func classicFilters(mint string) string {
 // BenchmarkDecodeProgramAccounts decodes a recorded 100,000-account
 // response from memory: the decoder and the owner set alone.
 func BenchmarkDecodeProgramAccounts(b *testing.B) {
-	_, url := simtest.StartTB(b, classicToken(100_000))
-	resp := recordGPA(b, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
+	_, url := simtest.StartTB(b, holderstest.ClassicToken(100_000))
+	resp := recordGPA(b, url, solanasim.TokenProgramID, holderstest.ClassicMint, classicFilters(holderstest.ClassicMint))
 	b.SetBytes(int64(len(resp)))
 	b.ReportAllocs()
 	var c *tally.Count
@@ -60,8 +61,8 @@ func BenchmarkDecodeProgramAccounts(b *testing.B) {
 // BenchmarkDecodeProgramAccountsLive is BenchmarkDecodeProgramAccounts
 // seeding a live tally: each account's address decoded (base58) and kept.
 func BenchmarkDecodeProgramAccountsLive(b *testing.B) {
-	_, url := simtest.StartTB(b, classicToken(100_000))
-	resp := recordGPA(b, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
+	_, url := simtest.StartTB(b, holderstest.ClassicToken(100_000))
+	resp := recordGPA(b, url, solanasim.TokenProgramID, holderstest.ClassicMint, classicFilters(holderstest.ClassicMint))
 	b.SetBytes(int64(len(resp)))
 	b.ReportAllocs()
 	var l *tally.Live

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/services/holders/wire"
 )
@@ -31,7 +32,7 @@ func TestLongNodeMessageDecoded(t *testing.T) {
 	check("getProgramAccounts", err)
 	_, _, err = wire.DecodeAccountOwner(strings.NewReader(body))
 	check("getAccountInfo", err)
-	_, _, _, err = wire.DecodeDASPage(strings.NewReader(body), classicMint, tally.NewCount())
+	_, _, _, err = wire.DecodeDASPage(strings.NewReader(body), holderstest.ClassicMint, tally.NewCount())
 	check("getTokenAccounts", err)
 }
 

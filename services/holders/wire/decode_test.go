@@ -11,11 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
+
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // account renders one keyed account whose 40-byte slice holds owner and
 // amount.
@@ -80,8 +85,8 @@ func TestDecodeShapes(t *testing.T) {
 // TestDecodeOneByteAtATime feeds a real response one byte per Read: every
 // token crosses a window refill.
 func TestDecodeOneByteAtATime(t *testing.T) {
-	s, url := simtest.StartTB(t, t22Token(300))
-	body := recordGPA(t, url, solanasim.Token2022ProgramID, t22Mint, classicFilters(t22Mint))
+	s, url := simtest.StartTB(t, holderstest.T22Token(300))
+	body := recordGPA(t, url, solanasim.Token2022ProgramID, holderstest.T22Mint, classicFilters(holderstest.T22Mint))
 	want := tally.NewCount()
 	if _, err := wire.DecodeProgramAccounts(bytes.NewReader(body), want, nil); err != nil {
 		t.Fatal(err)
@@ -90,7 +95,7 @@ func TestDecodeOneByteAtATime(t *testing.T) {
 	if _, err := wire.DecodeProgramAccounts(oneByte{bytes.NewReader(body)}, got, nil); err != nil {
 		t.Fatal(err)
 	}
-	truth, _ := s.Truth(t22Mint)
+	truth, _ := s.Truth(holderstest.T22Mint)
 	if got.TokenAccounts != want.TokenAccounts || got.Holders() != want.Holders() || got.TokenAccounts != uint64(truth.Accounts165) {
 		t.Errorf("one byte at a time: %d/%d, whole: %d/%d, truth 165-byte accounts %d",
 			got.TokenAccounts, got.Holders(), want.TokenAccounts, want.Holders(), truth.Accounts165)
@@ -103,8 +108,8 @@ func (o oneByte) Read(p []byte) (int, error) { return o.r.Read(p[:min(1, len(p))
 
 // TestEveryPrefixFails: no prefix of a valid response is ever a count.
 func TestEveryPrefixFails(t *testing.T) {
-	_, url := simtest.StartTB(t, classicToken(40))
-	body := recordGPA(t, url, solanasim.TokenProgramID, classicMint, classicFilters(classicMint))
+	_, url := simtest.StartTB(t, holderstest.ClassicToken(40))
+	body := recordGPA(t, url, solanasim.TokenProgramID, holderstest.ClassicMint, classicFilters(holderstest.ClassicMint))
 	body = bytes.TrimRight(body, " \n")
 	for n := range len(body) {
 		_, err := wire.DecodeProgramAccounts(bytes.NewReader(body[:n]), tally.NewCount(), nil)
@@ -118,7 +123,7 @@ func TestEveryPrefixFails(t *testing.T) {
 // mint index (no mint filter): the simulator refuses it like a real node,
 // and the decoder reports the JSON-RPC error, never a count.
 func TestUnindexedQueryRefused(t *testing.T) {
-	_, url := simtest.StartTB(t, classicToken(100))
+	_, url := simtest.StartTB(t, holderstest.ClassicToken(100))
 	body := `{"jsonrpc":"2.0","id":1,"method":"getProgramAccounts","params":["` + solanasim.TokenProgramID +
 		`",{"encoding":"base64","dataSlice":{"offset":32,"length":40},"filters":[{"dataSize":165}]}]}`
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -221,12 +226,12 @@ func FuzzDecodeProgramAccounts(f *testing.F) {
 // from valid JSON.
 func FuzzDecodeDASPage(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","result":{"last_indexed_slot":5,"total":1,"limit":1,"cursor":"abc","token_accounts":[{"address":"x","mint":"` +
-		classicMint + `","owner":"` + classicMint + `","amount":18446744073709551615,"delegated_amount":0,"frozen":false}]},"id":1}`))
+		holderstest.ClassicMint + `","owner":"` + holderstest.ClassicMint + `","amount":18446744073709551615,"delegated_amount":0,"frozen":false}]},"id":1}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","result":{"token_accounts":[]},"id":1}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := tally.NewCount()
-		_, n, _, err := wire.DecodeDASPage(bytes.NewReader(b), classicMint, c)
+		_, n, _, err := wire.DecodeDASPage(bytes.NewReader(b), holderstest.ClassicMint, c)
 		if err != nil {
 			return
 		}
@@ -238,22 +243,22 @@ func FuzzDecodeDASPage(f *testing.F) {
 
 func TestDASAmountAbove2to53(t *testing.T) {
 	page := `{"jsonrpc":"2.0","result":{"cursor":"c","token_accounts":[` +
-		`{"address":"a","mint":"` + classicMint + `","owner":"` + t22Mint + `","amount":9007199254740993},` +
-		`{"address":"b","mint":"` + classicMint + `","owner":"` + t22Mint + `","amount":0},` +
-		`{"address":"c","mint":"` + classicMint + `","owner":"` + classicMint + `","amount":0}]},"id":1}`
+		`{"address":"a","mint":"` + holderstest.ClassicMint + `","owner":"` + holderstest.T22Mint + `","amount":9007199254740993},` +
+		`{"address":"b","mint":"` + holderstest.ClassicMint + `","owner":"` + holderstest.T22Mint + `","amount":0},` +
+		`{"address":"c","mint":"` + holderstest.ClassicMint + `","owner":"` + holderstest.ClassicMint + `","amount":0}]},"id":1}`
 	c := tally.NewCount()
-	cursor, n, _, err := wire.DecodeDASPage(strings.NewReader(page), classicMint, c)
+	cursor, n, _, err := wire.DecodeDASPage(strings.NewReader(page), holderstest.ClassicMint, c)
 	if err != nil || cursor != "c" || n != 3 || c.Holders() != 1 || c.NonZeroAccounts != 1 {
 		t.Fatalf("cursor %q n %d holders %d err %v", cursor, n, c.Holders(), err)
 	}
 	for name, bad := range map[string]string{
 		"fraction":   strings.Replace(page, "9007199254740993", "1.5", 1),
 		"negative":   strings.Replace(page, "9007199254740993", "-1", 1),
-		"other mint": strings.Replace(page, `"mint":"`+classicMint, `"mint":"`+t22Mint, 1),
+		"other mint": strings.Replace(page, `"mint":"`+holderstest.ClassicMint, `"mint":"`+holderstest.T22Mint, 1),
 		"no amount":  strings.Replace(page, `,"amount":9007199254740993`, ``, 1),
-		"bad owner":  strings.Replace(page, `"owner":"`+t22Mint, `"owner":"0OIl"`, 1),
+		"bad owner":  strings.Replace(page, `"owner":"`+holderstest.T22Mint, `"owner":"0OIl"`, 1),
 	} {
-		if _, _, _, err := wire.DecodeDASPage(strings.NewReader(bad), classicMint, tally.NewCount()); err == nil {
+		if _, _, _, err := wire.DecodeDASPage(strings.NewReader(bad), holderstest.ClassicMint, tally.NewCount()); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}

@@ -3,11 +3,8 @@ package wire_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
-	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/mr-tron/base58"
 
+	"github.com/tokendata/tokendata/services/holders/holderstest"
 	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
@@ -27,27 +25,11 @@ import (
 // applied; after each holder change its figures are the ledger's (the
 // simulator's Truth), never one the ledger never had.
 
-// acct is the test's own record of a token account.
-type acct struct {
-	owner  string
-	amount uint64
-	closed bool
-}
-
 // liveNode is a simulator with one token, a socket subscribed to the
 // token program for the mint's accounts, and the test's record of them.
 type liveNode struct {
-	t       *testing.T
-	s       *solanasim.Server
-	url     string
-	tok     solanasim.Token
-	mint    tally.Owner
-	program string
-	notes   chan []byte
-	accts   map[string]*acct
-	// newLive makes the tally an enumeration seeds (tally.NewLive, or
-	// a Follower's).
-	newLive func(slot uint64) *tally.Live
+	*holderstest.Ledger
+	notes chan []byte
 }
 
 // finalizedLag is how far behind the processed slot the simulator's
@@ -58,17 +40,14 @@ const finalizedLag = 32
 func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 	t.Helper()
 	s, url := simtest.StartTB(t, tok)
-	n := &liveNode{t: t, s: s, url: url, tok: tok, notes: make(chan []byte, 1024), accts: map[string]*acct{},
-		program: tok.Program.ID()}
-	b, _ := base58.Decode(tok.Mint)
-	n.mint = tally.Owner(b)
+	n := &liveNode{Ledger: holderstest.NewLedger(t, s, url, tok), notes: make(chan []byte, 1024)}
 	c, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, resp)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	sub := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "programSubscribe",
-		"params": wire.ProgramSubscribeParams(n.program, n.tok.Mint, "finalized")}
+		"params": wire.ProgramSubscribeParams(n.Program, n.Token.Mint, "finalized")}
 	if err := c.WriteJSON(sub); err != nil {
 		t.Fatal(err)
 	}
@@ -92,142 +71,24 @@ func startLive(t *testing.T, tok solanasim.Token) *liveNode {
 	return n
 }
 
-// enumerate seeds a tally as the collector reads the ledger: its
-// getProgramAccounts queries (dataSlice owner and amount, with their
-// context; Token-2022's accounts in two, dataSize 165 and account type 2
-// at offset 165, as a node refuses the mint filter alone) streamed into
-// DecodeProgramAccountsLive. The test's own record of the accounts comes
-// from the same queries with whole account data, read with
-// encoding/json. No holder changes meanwhile, so every answer has one
-// context slot.
-func (n *liveNode) enumerate() *tally.Live {
-	t := n.t
-	byMint := map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": n.tok.Mint}}
-	queries := [][]any{{byMint, map[string]any{"dataSize": 165}}}
-	if n.tok.Program == solanasim.ProgramToken2022 {
-		queries = append(queries, []any{byMint, map[string]any{"memcmp": map[string]any{"offset": 165, "bytes": "3"}}})
-	}
-	gpa := func(filters []any, slice bool) *http.Response {
-		cfg := map[string]any{"commitment": "finalized", "encoding": "base64", "filters": filters, "withContext": true}
-		if slice {
-			cfg["dataSlice"] = map[string]any{"offset": 32, "length": 40}
-		}
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts",
-			"params": []any{n.program, cfg}})
-		resp, err := http.Post(n.url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp
-	}
-	var l *tally.Live
-	var slot uint64
-	for _, filters := range queries {
-		var out struct {
-			Result struct {
-				Context struct {
-					Slot uint64 `json:"slot"`
-				} `json:"context"`
-				Value []struct {
-					Pubkey  string `json:"pubkey"`
-					Account struct {
-						Data []string `json:"data"`
-					} `json:"account"`
-				} `json:"value"`
-			} `json:"result"`
-			Error json.RawMessage `json:"error"`
-		}
-		if err := json.NewDecoder(gpa(filters, false).Body).Decode(&out); err != nil || out.Result.Context.Slot == 0 {
-			t.Fatalf("getProgramAccounts: %v %s", err, out.Error)
-		}
-		for _, a := range out.Result.Value {
-			data, err := base64.StdEncoding.DecodeString(a.Account.Data[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			n.accts[a.Pubkey] = &acct{owner: base58.Encode(data[32:64]), amount: binary.LittleEndian.Uint64(data[64:72])}
-		}
-		if l == nil {
-			slot = out.Result.Context.Slot
-			if n.newLive == nil {
-				n.newLive = tally.NewLive
-			}
-			l = n.newLive(slot)
-		}
-		got, err := wire.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
-		if err != nil || got != slot || out.Result.Context.Slot != slot {
-			t.Fatalf("getProgramAccounts into the tally: slot %d, %v; want slot %d (and %d)", got, err, slot, out.Result.Context.Slot)
-		}
-	}
-	n.check(l, 0)
-	return l
-}
-
 // apply decodes and applies the next count notifications.
 func (n *liveNode) apply(l *tally.Live, count int) {
-	n.t.Helper()
+	n.T.Helper()
 	for range count {
 		var msg []byte
 		select {
 		case msg = <-n.notes:
 		case <-time.After(5 * time.Second):
-			n.t.Fatal("no programNotification within 5 s")
+			n.T.Fatal("no programNotification within 5 s")
 		}
-		ch, err := wire.DecodeProgramNotification(msg, &n.mint, n.program)
+		ch, err := wire.DecodeProgramNotification(msg, &n.Mint, n.Program)
 		if err != nil {
-			n.t.Fatalf("%v: %s", err, msg)
+			n.T.Fatalf("%v: %s", err, msg)
 		}
 		if _, err := l.Apply(ch.Slot, &ch.Account, &ch.Owner, ch.Amount); err != nil {
-			n.t.Fatal(err)
+			n.T.Fatal(err)
 		}
 	}
-}
-
-// record takes a change's accounts into the test's record and returns
-// how many notifications it makes (a closed account makes none).
-func (n *liveNode) record(ch solanasim.HolderChange, err error) (solanasim.HolderChange, int) {
-	n.t.Helper()
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	notes := 0
-	for _, a := range ch.Accounts {
-		n.accts[a.Address] = &acct{owner: a.Owner, amount: a.Amount, closed: a.Closed}
-		if !a.Closed {
-			notes++
-		}
-	}
-	return ch, notes
-}
-
-// check compares the tally with the ledger: holders and non-zero
-// accounts exact; token accounts as of the enumeration plus those opened
-// since, closed ones counted until the next enumeration.
-func (n *liveNode) check(l *tally.Live, closed int) {
-	n.t.Helper()
-	truth, _ := n.s.Truth(n.tok.Mint)
-	if l.Holders() != uint64(truth.Holders) || l.NonZeroAccounts() != uint64(truth.NonZeroAccounts) ||
-		l.TokenAccounts() != uint64(truth.TokenAccounts+closed) {
-		n.t.Fatalf("live: %d holders, %d non-zero accounts, %d token accounts; the ledger: %d, %d, %d (+%d closed)",
-			l.Holders(), l.NonZeroAccounts(), l.TokenAccounts(), truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
-	}
-}
-
-// pick returns an account of the record that cond accepts, at random.
-func (n *liveNode) pick(r *rand.Rand, cond func(*acct) bool) string {
-	var keys []string
-	for k, a := range n.accts {
-		if !a.closed && cond(a) {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		n.t.Fatal("no account to pick")
-	}
-	// map order is random: sort for a run the seed decides
-	slices.Sort(keys)
-	return keys[r.IntN(len(keys))]
 }
 
 // TestLiveFollowsTheLedger: 20 changes of each kind (account opened
@@ -236,68 +97,68 @@ func (n *liveNode) pick(r *rand.Rand, cond func(*acct) bool) string {
 // and the enumeration (notified before it; those at or before its slot
 // are in it already). After each, the tally is the ledger's.
 func TestLiveFollowsTheLedger(t *testing.T) {
-	for _, tok := range []solanasim.Token{classicToken(300), t22Token(300)} {
+	for _, tok := range []solanasim.Token{holderstest.ClassicToken(300), holderstest.T22Token(300)} {
 		t.Run(tok.Program.ID(), func(t *testing.T) {
 			n := startLive(t, tok)
 			r := rand.New(rand.NewPCG(1, 2))
 			mint := tok.Mint
 			early := 0
 			for range 5 {
-				_, k := n.record(n.s.OpenHolder(mint, 1_000))
+				_, k := n.Record(n.Sim.OpenHolder(mint, 1_000))
 				early += k
 			}
-			l := n.enumerate()
+			l := n.Enumerate()
 			n.apply(l, early) // all at or before the enumeration's slot
-			n.check(l, 0)
+			n.Check(l, 0)
 			anchor := l.Slot()
 
 			closed := 0
-			positive := func(a *acct) bool { return a.amount > 0 }
-			zero := func(a *acct) bool { return a.amount == 0 }
+			positive := func(a *holderstest.Account) bool { return a.Amount > 0 }
+			zero := func(a *holderstest.Account) bool { return a.Amount == 0 }
 			for round := range 20 {
 				type step struct {
 					kind string
 					do   func() (solanasim.HolderChange, error)
 				}
 				steps := []step{
-					{"opened empty", func() (solanasim.HolderChange, error) { return n.s.OpenHolder(mint, 0) }},
-					{"new holder", func() (solanasim.HolderChange, error) { return n.s.OpenHolder(mint, 1+r.Uint64N(1e9)) }},
+					{"opened empty", func() (solanasim.HolderChange, error) { return n.Sim.OpenHolder(mint, 0) }},
+					{"new holder", func() (solanasim.HolderChange, error) { return n.Sim.OpenHolder(mint, 1+r.Uint64N(1e9)) }},
 					{"sold out", func() (solanasim.HolderChange, error) {
-						return n.s.SetHolderBalance(mint, n.pick(r, positive), 0)
+						return n.Sim.SetHolderBalance(mint, n.Pick(r, positive), 0)
 					}},
 					{"back", func() (solanasim.HolderChange, error) {
-						return n.s.SetHolderBalance(mint, n.pick(r, zero), 1+r.Uint64N(1e6))
+						return n.Sim.SetHolderBalance(mint, n.Pick(r, zero), 1+r.Uint64N(1e6))
 					}},
 					{"moved", func() (solanasim.HolderChange, error) {
-						from := n.pick(r, positive)
-						f := n.accts[from]
+						from := n.Pick(r, positive)
+						f := n.Accounts[from]
 						var to string
 						if round%2 == 1 { // to another account of the same owner, when it has one
-							to = n.pick(r, func(a *acct) bool { return a.owner == f.owner })
+							to = n.Pick(r, func(a *holderstest.Account) bool { return a.Owner == f.Owner })
 						}
 						if to == from || to == "" {
-							to = n.pick(r, func(*acct) bool { return true })
+							to = n.Pick(r, func(*holderstest.Account) bool { return true })
 						}
 						for to == from {
-							to = n.pick(r, func(*acct) bool { return true })
+							to = n.Pick(r, func(*holderstest.Account) bool { return true })
 						}
-						amount := f.amount // all of it: the sender may stop holding
+						amount := f.Amount // all of it: the sender may stop holding
 						if round%4 >= 2 {
-							amount = 1 + r.Uint64N(f.amount)
+							amount = 1 + r.Uint64N(f.Amount)
 						}
-						return n.s.MoveHolderBalance(mint, from, to, amount)
+						return n.Sim.MoveHolderBalance(mint, from, to, amount)
 					}},
 					{"closed", func() (solanasim.HolderChange, error) {
-						return n.s.CloseHolderAccount(mint, n.pick(r, zero))
+						return n.Sim.CloseHolderAccount(mint, n.Pick(r, zero))
 					}},
 				}
 				for _, s := range steps {
-					ch, notes := n.record(s.do())
+					ch, notes := n.Record(s.do())
 					if notes == 0 {
 						closed++
 					}
 					n.apply(l, notes)
-					n.check(l, closed)
+					n.Check(l, closed)
 					if notes > 0 && l.Slot() != ch.Slot-finalizedLag {
 						t.Fatalf("round %d, %s: the tally is at slot %d, the change's notification at %d", round, s.kind, l.Slot(), ch.Slot-finalizedLag)
 					}
@@ -315,17 +176,17 @@ func TestLiveFollowsTheLedger(t *testing.T) {
 // subscription asks for and the whole account (a node that ignores the
 // slice) are both read.
 func TestDecodeProgramNotificationRefuses(t *testing.T) {
-	n := startLive(t, classicToken(20))
-	ch0, k := n.record(n.s.OpenHolder(n.tok.Mint, 5))
+	n := startLive(t, holderstest.ClassicToken(20))
+	ch0, k := n.Record(n.Sim.OpenHolder(n.Token.Mint, 5))
 	if k != 1 {
 		t.Fatal("one notification expected")
 	}
 	good := <-n.notes
-	ch, err := wire.DecodeProgramNotification(good, &n.mint, n.program)
+	ch, err := wire.DecodeProgramNotification(good, &n.Mint, n.Program)
 	if err != nil || ch.Amount != 5 || ch.Slot == 0 || ch.Subscription == 0 || base58.Encode(ch.Owner[:]) != ch0.Accounts[0].Owner {
 		t.Fatalf("the simulator's notification: %+v %v", ch, err)
 	}
-	if _, err := wire.DecodeProgramNotification(good, &n.mint, solanasim.Token2022ProgramID); err == nil {
+	if _, err := wire.DecodeProgramNotification(good, &n.Mint, solanasim.Token2022ProgramID); err == nil {
 		t.Error("an account of another program was taken")
 	}
 	var m map[string]any
@@ -349,27 +210,27 @@ func TestDecodeProgramNotificationRefuses(t *testing.T) {
 		program string
 		ok      bool
 	}{
-		"the slice":                 {func() {}, n.program, true},
-		"whole":                     {func() { data[0] = whole(n.mint[:]) }, n.program, true},
-		"whole, extended":           {func() { data[0] = whole(n.mint[:], 2, 0, 0) }, n.program, true},
-		"whole, another mint":       {func() { data[0] = whole(make([]byte, 32)) }, n.program, false},
-		"whole, not an account":     {func() { data[0] = whole(n.mint[:], 1) }, n.program, false},
-		"short data":                {func() { data[0] = base64.StdEncoding.EncodeToString(raw[:39]) }, n.program, false},
+		"the slice":                 {func() {}, n.Program, true},
+		"whole":                     {func() { data[0] = whole(n.Mint[:]) }, n.Program, true},
+		"whole, extended":           {func() { data[0] = whole(n.Mint[:], 2, 0, 0) }, n.Program, true},
+		"whole, another mint":       {func() { data[0] = whole(make([]byte, 32)) }, n.Program, false},
+		"whole, not an account":     {func() { data[0] = whole(n.Mint[:], 1) }, n.Program, false},
+		"short data":                {func() { data[0] = base64.StdEncoding.EncodeToString(raw[:39]) }, n.Program, false},
 		"Token-2022's slice":        {func() { data[0] = base64.StdEncoding.EncodeToString(append(raw, make([]byte, 93)...)) }, solanasim.Token2022ProgramID, true},
 		"Token-2022's, type 2":      {func() { data[0] = base64.StdEncoding.EncodeToString(append(append(raw, make([]byte, 93)...), 2)) }, solanasim.Token2022ProgramID, true},
 		"Token-2022's, a mint":      {func() { data[0] = base64.StdEncoding.EncodeToString(append(append(raw, make([]byte, 93)...), 1)) }, solanasim.Token2022ProgramID, false},
 		"classic slice, Token-2022": {func() {}, solanasim.Token2022ProgramID, false},
-		"not base64":                {func() { data[0] = "%%%" }, n.program, false},
-		"base58 encoding":           {func() { data[1] = "base58" }, n.program, false},
-		"bad pubkey":                {func() { value["pubkey"] = "0OIl" }, n.program, false},
-		"another method":            {func() { m["method"] = "accountNotification" }, n.program, false},
+		"not base64":                {func() { data[0] = "%%%" }, n.Program, false},
+		"base58 encoding":           {func() { data[1] = "base58" }, n.Program, false},
+		"bad pubkey":                {func() { value["pubkey"] = "0OIl" }, n.Program, false},
+		"another method":            {func() { m["method"] = "accountNotification" }, n.Program, false},
 	} {
 		saved := [2]any{data[0], data[1]}
 		pk, method, owner := value["pubkey"], m["method"], account["owner"]
 		tc.mutate()
 		account["owner"] = tc.program
 		b, _ := json.Marshal(m)
-		ch, err := wire.DecodeProgramNotification(b, &n.mint, tc.program)
+		ch, err := wire.DecodeProgramNotification(b, &n.Mint, tc.program)
 		switch {
 		case tc.ok && err != nil:
 			t.Errorf("%s: refused: %v", name, err)

@@ -1,8 +1,9 @@
 // Package layout holds the repository's import rules as a test: which
 // binary may link what. They keep the public edge free of the collector
 // framework and of the simulator, keep the simulator out of every binary
-// but standalone (whose demo mode runs it), keep the test kit out of
-// every binary, and keep the rooms of the edge and of the holders
+// but standalone (whose demo mode runs it), keep the test kit and the
+// services' test fixtures (edgetest, holderstest) out of every binary,
+// and keep the rooms of the edge and of the holders
 // collector importing one way.
 package layout
 
@@ -42,8 +43,16 @@ func goList(t *testing.T, root string, args ...string) []string {
 	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
 
+// fixtures are the services' packages of test fixtures: ordinary
+// packages that only tests and hack/bench import. They may import the
+// test kit (TestTestKitOnlyInTests), and no binary links them
+// (TestBinariesLinkOnlyWhatTheyMay), not even one that links their
+// service.
+var fixtures = []string{mod + "services/edge/edgetest", mod + "services/holders/holderstest"}
+
 // TestBinariesLinkOnlyWhatTheyMay checks every service binary's full
-// dependency list against what it must not link.
+// dependency list against what it must not link, and against the
+// fixtures.
 func TestBinariesLinkOnlyWhatTheyMay(t *testing.T) {
 	root := repoRoot(t)
 	simulator, testkit := mod+"shared/simulator", mod+"shared/testkit"
@@ -61,7 +70,7 @@ func TestBinariesLinkOnlyWhatTheyMay(t *testing.T) {
 			t.Fatalf("%s: go list -deps gave %d packages; the check would prove nothing", bin, len(deps))
 		}
 		for _, d := range deps {
-			for _, b := range bad {
+			for _, b := range slices.Concat(bad, fixtures) {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("the %s binary links %s", bin, d)
 				}
@@ -91,13 +100,13 @@ func TestSharedImportsNoService(t *testing.T) {
 }
 
 // TestTestKitOnlyInTests: no package's production code imports the test
-// kit (test files may).
+// kit (test files may, and the fixtures, which no binary links).
 func TestTestKitOnlyInTests(t *testing.T) {
 	root := repoRoot(t)
 	for _, dir := range goList(t, root, "-m", "-f", "{{.Dir}}") { // every module of the workspace
 		for _, l := range goList(t, root, "-f", `{{.ImportPath}}: {{join .Imports " "}}`, dir+"/...") {
 			pkg, imports, _ := strings.Cut(l, ": ")
-			if strings.HasPrefix(pkg, mod+"shared/testkit") {
+			if strings.HasPrefix(pkg, mod+"shared/testkit") || slices.Contains(fixtures, pkg) {
 				continue
 			}
 			for _, imp := range strings.Fields(imports) {

@@ -1,8 +1,8 @@
-package follow_test
+package holderstest
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -12,67 +12,60 @@ import (
 	"testing"
 
 	"github.com/mr-tron/base58"
-	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/services/holders/tally"
 	"github.com/tokendata/tokendata/services/holders/wire"
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
+	"github.com/tokendata/tokendata/shared/testkit/simtest"
 )
 
-// The tests' tokens and their record of a simulator's ledger: the same
-// helpers as the live tally's tests (services/holders/wire/live_test.go)
-// and the collector's (services/holders/livenode_test.go), without the
-// socket, which a Follower's tests keep with pubsub.Keep.
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// key returns a deterministic valid address for name.
-func key(name string) string {
-	h := sha256.Sum256([]byte(name))
-	return base58.Encode(h[:])
+// Account is the test's own record of a token account.
+type Account struct {
+	Owner  string
+	Amount uint64
+	Closed bool
 }
 
-var (
-	classicMint = key("holders classic mint")
-	t22Mint     = key("holders t22 mint")
-)
-
-func classicToken(n int) solanasim.Token {
-	return solanasim.Token{Mint: classicMint, Program: solanasim.ProgramToken, Decimals: 9,
-		Supply:  999_999_999_123_456_789,
-		Holders: solanasim.Holders{Accounts: n, Seed: 7, MultiAccountShare: 0.3, ZeroShare: 0.1}}
-}
-
-func t22Token(n int) solanasim.Token {
-	return solanasim.Token{Mint: t22Mint, Program: solanasim.ProgramToken2022, Decimals: 6,
-		Supply: 5_000_000_000_000_000,
-		Holders: solanasim.Holders{Accounts: n, Seed: 9, MultiAccountShare: 0.5, AccountsPerOwner: 4,
-			ZeroShare: 0.2, ExtendedShare: 0.6}}
-}
-
-// acct is the test's own record of a token account.
-type acct struct {
-	owner  string
-	amount uint64
-	closed bool
-}
-
-// liveNode is a simulator with one token and the test's record of its
+// Ledger is a simulator with one token and the test's record of its
 // accounts.
-type liveNode struct {
-	t       *testing.T
-	s       *solanasim.Server
-	url     string
-	tok     solanasim.Token
-	mint    tally.Owner
-	program string
-	accts   map[string]*acct
-	// newLive makes the tally an enumeration seeds (tally.NewLive, or
-	// a Follower's).
-	newLive func(slot uint64) *tally.Live
+type Ledger struct {
+	T       testing.TB
+	Sim     *solanasim.Server
+	URL     string // the simulator's (or its node's) base URL
+	Token   solanasim.Token
+	Mint    tally.Owner
+	Program string // the token's program ID
+	// Accounts is the test's record, by address: filled by Enumerate,
+	// kept by Record.
+	Accounts map[string]*Account
+	// NewLive makes the tally an enumeration seeds (tally.NewLive when
+	// nil, or a Follower's Tally).
+	NewLive func(slot uint64) *tally.Live
 }
 
-// enumerate seeds a tally as the collector reads the ledger: its
+// NewLedger is the ledger of tok on the simulator s served at url, with
+// an empty record.
+func NewLedger(t testing.TB, s *solanasim.Server, url string, tok solanasim.Token) *Ledger {
+	t.Helper()
+	return &Ledger{T: t, Sim: s, URL: url, Token: tok, Mint: MintOf(t, tok.Mint), Program: tok.Program.ID(),
+		Accounts: map[string]*Account{}}
+}
+
+// StartNode starts a simulator serving tok and a node of its own, which
+// serves until ctx ends (its socket can be made to fail), and returns the
+// ledger read through that node.
+func StartNode(ctx context.Context, t testing.TB, tok solanasim.Token) (*Ledger, *solanasim.Node) {
+	t.Helper()
+	s, _ := simtest.StartTB(t, tok)
+	node := s.NewNode()
+	url, err := node.StartOn(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewLedger(t, s, url, tok), node
+}
+
+// Enumerate seeds a tally as the collector reads the ledger: its
 // getProgramAccounts queries (dataSlice owner and amount, with their
 // context; Token-2022's accounts in two, dataSize 165 and account type 2
 // at offset 165, as a node refuses the mint filter alone) streamed into
@@ -80,11 +73,11 @@ type liveNode struct {
 // from the same queries with whole account data, read with
 // encoding/json. No holder changes meanwhile, so every answer has one
 // context slot.
-func (n *liveNode) enumerate() *tally.Live {
-	t := n.t
-	byMint := map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": n.tok.Mint}}
+func (n *Ledger) Enumerate() *tally.Live {
+	t := n.T
+	byMint := map[string]any{"memcmp": map[string]any{"offset": 0, "bytes": n.Token.Mint}}
 	queries := [][]any{{byMint, map[string]any{"dataSize": 165}}}
-	if n.tok.Program == solanasim.ProgramToken2022 {
+	if n.Token.Program == solanasim.ProgramToken2022 {
 		queries = append(queries, []any{byMint, map[string]any{"memcmp": map[string]any{"offset": 165, "bytes": "3"}}})
 	}
 	gpa := func(filters []any, slice bool) *http.Response {
@@ -93,8 +86,8 @@ func (n *liveNode) enumerate() *tally.Live {
 			cfg["dataSlice"] = map[string]any{"offset": 32, "length": 40}
 		}
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts",
-			"params": []any{n.program, cfg}})
-		resp, err := http.Post(n.url, "application/json", bytes.NewReader(body))
+			"params": []any{n.Program, cfg}})
+		resp, err := http.Post(n.URL, "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,34 +119,34 @@ func (n *liveNode) enumerate() *tally.Live {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.accts[a.Pubkey] = &acct{owner: base58.Encode(data[32:64]), amount: binary.LittleEndian.Uint64(data[64:72])}
+			n.Accounts[a.Pubkey] = &Account{Owner: base58.Encode(data[32:64]), Amount: binary.LittleEndian.Uint64(data[64:72])}
 		}
 		if l == nil {
 			slot = out.Result.Context.Slot
-			if n.newLive == nil {
-				n.newLive = tally.NewLive
+			if n.NewLive == nil {
+				n.NewLive = tally.NewLive
 			}
-			l = n.newLive(slot)
+			l = n.NewLive(slot)
 		}
 		got, err := wire.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
 		if err != nil || got != slot || out.Result.Context.Slot != slot {
 			t.Fatalf("getProgramAccounts into the tally: slot %d, %v; want slot %d (and %d)", got, err, slot, out.Result.Context.Slot)
 		}
 	}
-	n.check(l, 0)
+	n.Check(l, 0)
 	return l
 }
 
-// record takes a change's accounts into the test's record and returns
+// Record takes a change's accounts into the test's record and returns
 // how many notifications it makes (a closed account makes none).
-func (n *liveNode) record(ch solanasim.HolderChange, err error) (solanasim.HolderChange, int) {
-	n.t.Helper()
+func (n *Ledger) Record(ch solanasim.HolderChange, err error) (solanasim.HolderChange, int) {
+	n.T.Helper()
 	if err != nil {
-		n.t.Fatal(err)
+		n.T.Fatal(err)
 	}
 	notes := 0
 	for _, a := range ch.Accounts {
-		n.accts[a.Address] = &acct{owner: a.Owner, amount: a.Amount, closed: a.Closed}
+		n.Accounts[a.Address] = &Account{Owner: a.Owner, Amount: a.Amount, Closed: a.Closed}
 		if !a.Closed {
 			notes++
 		}
@@ -161,29 +154,30 @@ func (n *liveNode) record(ch solanasim.HolderChange, err error) (solanasim.Holde
 	return ch, notes
 }
 
-// check compares the tally with the ledger: holders and non-zero
+// Check compares the tally with the ledger: holders and non-zero
 // accounts exact; token accounts as of the enumeration plus those opened
 // since, closed ones counted until the next enumeration.
-func (n *liveNode) check(l *tally.Live, closed int) {
-	n.t.Helper()
-	truth, _ := n.s.Truth(n.tok.Mint)
+func (n *Ledger) Check(l *tally.Live, closed int) {
+	n.T.Helper()
+	truth, _ := n.Sim.Truth(n.Token.Mint)
 	if l.Holders() != uint64(truth.Holders) || l.NonZeroAccounts() != uint64(truth.NonZeroAccounts) ||
 		l.TokenAccounts() != uint64(truth.TokenAccounts+closed) {
-		n.t.Fatalf("live: %d holders, %d non-zero accounts, %d token accounts; the ledger: %d, %d, %d (+%d closed)",
+		n.T.Fatalf("live: %d holders, %d non-zero accounts, %d token accounts; the ledger: %d, %d, %d (+%d closed)",
 			l.Holders(), l.NonZeroAccounts(), l.TokenAccounts(), truth.Holders, truth.NonZeroAccounts, truth.TokenAccounts, closed)
 	}
 }
 
-// pick returns an account of the record that cond accepts, at random.
-func (n *liveNode) pick(r *rand.Rand, cond func(*acct) bool) string {
+// Pick returns an open account of the record that cond accepts, at
+// random (r decides).
+func (n *Ledger) Pick(r *rand.Rand, cond func(*Account) bool) string {
 	var keys []string
-	for k, a := range n.accts {
-		if !a.closed && cond(a) {
+	for k, a := range n.Accounts {
+		if !a.Closed && cond(a) {
 			keys = append(keys, k)
 		}
 	}
 	if len(keys) == 0 {
-		n.t.Fatal("no account to pick")
+		n.T.Fatal("no account to pick")
 	}
 	// map order is random: sort for a run the seed decides
 	slices.Sort(keys)
