@@ -2,24 +2,19 @@
 # make test: every step of the project's tests, each timed (hack/step.sh),
 # with the timing table printed at the end, passed or failed. What the
 # tests need is installed first when missing (hack/install-test-deps.sh);
-# then four lanes run side by side on the machine's cores:
+# then three lanes run side by side on the machine's cores:
 #   - the module lane: every module's tests with -race (hack/test.sh) and
 #     the fault matrix's measured table, hack/bench's own tests;
-#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, the
-#     Prometheus Operator and Prometheus, skaffold), built once per machine
-#     (nothing to do on a machine that built them);
-#   - the chart lane: the chart checks (hack/chart-check.sh: a real
-#     kube-apiserver, the chart on a real local node, skaffold deploying
-#     to it) and the node's report; it waits for each tool where it needs
-#     it;
-#   - every fuzz target briefly (hack/fuzz.sh).
-# On a fresh machine the longest path is the tools' build and then the
-# chart checks, which spend most of their time waiting on the node: so
-# the tools and the chart checks run at the normal priority, the module
-# lane at nice 5 and the fuzz targets at nice 15. The module tests and
-# the fuzz builds take the cores the tools leave (a link, a download) and
-# fill the chart checks' waits; on a warm machine, with no tools to
-# build, the lanes share the cores as before.
+#   - the chart lane: every fuzz target briefly (hack/fuzz.sh), then the
+#     chart checks (hack/chart-check.sh: a real kube-apiserver, the chart
+#     on a real local node, skaffold deploying to it) and the node's
+#     report. The chart checks spend most of their time waiting on the
+#     node and on processes they start, which the module lane fills; on a
+#     fresh machine the fuzz targets' builds fill the chart checks' wait
+#     for the tools;
+#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold),
+#     built once per machine (nothing to do on a machine that built them);
+#     the chart lane waits for each where it needs it.
 # Every lane runs to its end even when another fails, so that a failure
 # never leaves a local cluster up; make test then fails.
 # Arguments: the modules (the Makefile's MODULES).
@@ -33,11 +28,10 @@ step="$root/hack/step.sh"
 start=$SECONDS
 tools_log="$root/.bin/build-tools.log"
 chart_log="$root/.bin/chart-check.log"
-fuzz_log="$root/.bin/fuzz.log"
 report() {
   # an early end (a signal, or the install step failing) ends the lanes
   # still running: each runs in its own process group
-  for pid in ${tools_pid:-} ${chart_pid:-} ${fuzz_pid:-}; do
+  for pid in ${tools_pid:-} ${chart_pid:-}; do
     if kill -0 "$pid" 2>/dev/null; then
       kill -TERM -- "-$pid" 2>/dev/null || true
     fi
@@ -57,30 +51,27 @@ trap report EXIT
 set -m
 STEP_BESIDE=1 "$step" "build pinned tools" hack/build-tools.sh >"$tools_log" 2>&1 &
 tools_pid=$!
-NODE_REPORT="$root/.bin/node-report.md" NODE_ALERTS_REPORT="$root/.bin/node-alerts.md" STEP_BESIDE=1 \
-  "$step" "chart checks" hack/chart-check.sh >"$chart_log" 2>&1 &
+chart_lane() {
+  local rc=0
+  "$step" "fuzz targets" hack/fuzz.sh "$@" || rc=1
+  NODE_REPORT="$root/.bin/node-report.md" NODE_ALERTS_REPORT="$root/.bin/node-alerts.md" "$step" "chart checks" hack/chart-check.sh || rc=1
+  return "$rc"
+}
+STEP_BESIDE=1 chart_lane "$@" >"$chart_log" 2>&1 &
 chart_pid=$!
-STEP_BESIDE=1 nice -n 15 "$step" "fuzz targets" hack/fuzz.sh "$@" >"$fuzz_log" 2>&1 &
-fuzz_pid=$!
 set +m
 
 failed=()
-echo "== the module lane (beside it the chart checks: .bin/chart-check.log; the fuzz targets: .bin/fuzz.log; the pinned tools' build: .bin/build-tools.log)"
-if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" nice -n 5 hack/test.sh "$@"; then
+echo "== the module lane (beside it the fuzz targets and the chart checks: .bin/chart-check.log; the pinned tools' build: .bin/build-tools.log)"
+if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"; then
   echo "fault matrix (services/standalone, measured on this run):"
   cat .bin/fault-matrix.md
 else
   failed+=("module tests")
 fi
-nice -n 5 "$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
+"$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
 
-echo "== the fuzz targets (.bin/fuzz.log; waiting for them)"
-fuzz_rc=0
-wait "$fuzz_pid" || fuzz_rc=$?
-grep -v '^go: downloading' "$fuzz_log" || true
-[ "$fuzz_rc" -eq 0 ] || failed+=("the fuzz targets (above)")
-
-echo "== the chart lane: the chart checks (.bin/chart-check.log; waiting for it)"
+echo "== the chart lane: the fuzz targets and the chart checks (.bin/chart-check.log; waiting for it)"
 chart_rc=0
 wait "$chart_pid" || chart_rc=$?
 grep -v '^go: downloading' "$chart_log" || true
@@ -90,7 +81,7 @@ if [ "$chart_rc" -eq 0 ]; then
   echo "alerts fired by their causes on the node (measured on this run; make alert-times writes it into docs/operations.md):"
   cat .bin/node-alerts.md 2>/dev/null || true
 else
-  failed+=("the chart lane (the chart checks, above)")
+  failed+=("the chart lane (fuzz targets or chart checks, above)")
 fi
 tools_rc=0
 wait "$tools_pid" || tools_rc=$?
