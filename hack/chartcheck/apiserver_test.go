@@ -66,9 +66,21 @@ func TestAPIServer(t *testing.T) {
 	} {
 		k(t, nil, "apply", "--server-side", "-f", f)
 	}
-	k(t, nil, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com",
-		"crd/httproutes.gateway.networking.k8s.io")
+	// Retried: kubectl wait fails at once, rather than waiting, on a CRD
+	// whose status has no conditions yet ("accessor error: <nil> is of the
+	// type <nil>"), as a just-created one may on a loaded machine.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		_, _, err := cl.Run(nil, kubectl, "wait", "--for=condition=Established", "--timeout=2s",
+			"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com",
+			"crd/httproutes.gateway.networking.k8s.io")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CRDs not Established after 60s: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 
 	namespace := func(t *testing.T, name string) {
 		t.Helper()

@@ -373,9 +373,12 @@ po_dir="$(cd "$root/hack/tools/promoperator" && GOWORK=off go mod download -json
   sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [ -d "$po_dir/example/prometheus-operator-crd" ] || die "no CRDs under $po_dir/example/prometheus-operator-crd"
 kubectl_node apply --server-side --force-conflicts -f "$po_dir/example/prometheus-operator-crd" >/dev/null
-kubectl_node wait --for=condition=Established --timeout=60s \
+# Retried: kubectl wait fails at once, rather than waiting, on a CRD whose
+# status has no conditions yet ("accessor error: <nil> is of the type
+# <nil>"), as a just-created one may on a loaded machine.
+wait_for "the operator's CRDs Established" 60 kubectl_node wait --for=condition=Established --timeout=2s \
   crd/prometheuses.monitoring.coreos.com crd/servicemonitors.monitoring.coreos.com \
-  crd/prometheusrules.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com >/dev/null
+  crd/prometheusrules.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com
 image_of() { awk -v n="$1" '$1 == n {print $2}' "$CLUSTER_DIR/images"; }
 sed -e "s|@OPERATOR@|$(image_of "quay.io/prometheus-operator/prometheus-operator:$po_version")|g" \
   -e "s|@RELOADER@|$(image_of "quay.io/prometheus-operator/prometheus-config-reloader:$po_version")|g" \
