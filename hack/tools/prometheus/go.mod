@@ -6,7 +6,9 @@
 // the operator's pin (hack/tools/promoperator) defaults to and is tested
 // with (v3.5.0, module v0.305.0); a module of its own so that its
 // dependencies are its own (the operator's pull client-go past the one
-// Prometheus v3.5 builds with). To move the pin: change the version, then
+// Prometheus v3.5 builds with: the operator's v0.33 fails it, measured).
+// Built with Kubernetes service discovery alone (hack/build-node-tools.sh,
+// PLUGINS). To move the pin: change the version, then
 // `GOWORK=off go mod tidy`.
 module github.com/tokendata/tokendata/hack/tools/prometheus
 
