@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -80,7 +81,8 @@ func (n *Ledger) Enumerate() *tally.Live {
 	if n.Token.Program == solanasim.ProgramToken2022 {
 		queries = append(queries, []any{byMint, map[string]any{"memcmp": map[string]any{"offset": 165, "bytes": "3"}}})
 	}
-	gpa := func(filters []any, slice bool) *http.Response {
+	// gpa is one getProgramAccounts answer's whole body.
+	gpa := func(filters []any, slice bool) []byte {
 		cfg := map[string]any{"commitment": "finalized", "encoding": "base64", "filters": filters, "withContext": true}
 		if slice {
 			cfg["dataSlice"] = map[string]any{"offset": 32, "length": 40}
@@ -91,8 +93,12 @@ func (n *Ledger) Enumerate() *tally.Live {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp
+		defer func() { _ = resp.Body.Close() }()
+		answer, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return answer
 	}
 	var l *tally.Live
 	var slot uint64
@@ -111,7 +117,7 @@ func (n *Ledger) Enumerate() *tally.Live {
 			} `json:"result"`
 			Error json.RawMessage `json:"error"`
 		}
-		if err := json.NewDecoder(gpa(filters, false).Body).Decode(&out); err != nil || out.Result.Context.Slot == 0 {
+		if err := json.Unmarshal(gpa(filters, false), &out); err != nil || out.Result.Context.Slot == 0 {
 			t.Fatalf("getProgramAccounts: %v %s", err, out.Error)
 		}
 		for _, a := range out.Result.Value {
@@ -128,7 +134,7 @@ func (n *Ledger) Enumerate() *tally.Live {
 			}
 			l = n.NewLive(slot)
 		}
-		got, err := wire.DecodeProgramAccountsLive(gpa(filters, true).Body, l, nil)
+		got, err := wire.DecodeProgramAccountsLive(bytes.NewReader(gpa(filters, true)), l, nil)
 		if err != nil || got != slot || out.Result.Context.Slot != slot {
 			t.Fatalf("getProgramAccounts into the tally: slot %d, %v; want slot %d (and %d)", got, err, slot, out.Result.Context.Slot)
 		}
