@@ -40,9 +40,35 @@ report() {
   echo "Measured by \`${TIMING_COMMAND:-make test}\` on $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores."
   echo
   "$step" --report
+  [ -n "${busy_pid:-}" ] && kill "$busy_pid" 2>/dev/null
+  busy_report
   echo "make test: $((SECONDS - start)) s in all"
 }
 trap report EXIT
+
+# The whole machine's CPU use while the run lasts, every minute from
+# /proc/stat (the cluster's daemons and pods included, which no step's CPU
+# counts), so that the report says where the cores sat idle: a CPU-bound
+# run is shortened only by less work, one with idle minutes by another
+# order of it.
+busy_log="$root/.bin/cpu-busy.tsv"
+rm -f "$busy_log"
+busy_sample() { awk '$1 == "cpu" { idle = $5 + $6; t = 0; for (i = 2; i <= 9; i++) t += $i; print t - idle, t }' /proc/stat; }
+(
+  prev="$(busy_sample)"
+  while sleep 60; do
+    now="$(busy_sample)"
+    echo "$prev $now" | awk '{ printf "%d\n", (($4 - $2) > 0 ? 100 * ($3 - $1) / ($4 - $2) + 0.5 : 0) }' >>"$busy_log"
+    prev="$now"
+  done
+) &
+busy_pid=$!
+busy_report() {
+  [ -s "$busy_log" ] || return 0
+  echo "machine CPU busy ($(nproc) cores, /proc/stat), each minute in %, five to a group:"
+  awk '{ printf "%s%3d", (NR % 5 == 1 ? (NR > 1 ? "\n" : "") sprintf("  %3d min:", NR - 1) : " "), $1; s += $1 }
+    END { printf "\n  mean %d%% over %d min\n", s / NR + 0.5, NR }' "$busy_log"
+}
 
 "$step" "install test deps" hack/install-test-deps.sh
 
