@@ -49,7 +49,7 @@ alert-times: ## Run the node test alone (the local cluster) and rewrite docs/ope
 	hack/alert-times.sh
 
 .PHONY: fuzz
-fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s)
+fuzz: ## Every fuzz target of every module for FUZZTIME each (default 8s), FUZZPARALLEL workers (default 1)
 	hack/fuzz.sh $(MODULES)
 
 .PHONY: docs
@@ -79,7 +79,7 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, sync the workspace, then tidy again (sync can raise versions)
-	@for m in $(MODULES) hack/tools hack/tools/helm hack/tools/kind hack/tools/kube hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/kind hack/tools/kube hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 	@for m in $(MODULES) hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 
