@@ -209,7 +209,7 @@ func (r *renderer) compositeWarnings(m *contract.Market) []contract.Warning {
 	if m != nil {
 		w = append(w, crosscheck.MarketWarnings(m)...)
 	}
-	if sp := r.st.supply(); sp != nil {
+	if sp := r.st.Supply(); sp != nil {
 		w = append(w, sp.Warnings...)
 	}
 	if h := r.st.Holders(); h != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -158,7 +159,7 @@ func timeStr(t time.Time) *string {
 // statusReport is /api/status's body at now: from the state served, the
 // last store check h, the collectors' status records of the last read,
 // and the store's backend (redis or memory).
-func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[string]contract.Status, backend string, now time.Time) StatusBody {
+func (in *RenderInputs) StatusReport(st *snapshot.State, h *snapshot.StoreHealth, statuses map[string]contract.Status, backend string, now time.Time) StatusBody {
 	b := StatusBody{APIVersion: APIVersion, Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: in.Token.Mint,
 		CheckedAt: answer.FormatTime(now), Problems: []string{},
 		Checks: statusChecks{Domains: map[string]domainCheck{}, Collectors: map[string]collectorCheck{}}}
@@ -199,7 +200,7 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 			problem(string(d) + ": the stored document was refused")
 		}
 		if d == contract.DomainSupply {
-			dc.Warnings = in.degradingSupplyWarnings(st.supply())
+			dc.Warnings = in.degradingSupplyWarnings(st.Supply())
 			for _, w := range dc.Warnings {
 				problem(string(d) + ": " + w.Code + ": " + w.Message)
 			}
@@ -339,15 +340,6 @@ func (in *RenderInputs) upstream(rec contract.Status, ds ...contract.Domain) ups
 		uc.LastSuccessAt = timeStr(*latest.LastSuccessAt)
 	}
 	return uc
-}
-
-// storeHealth is the outcome of the last reads of the store.
-type StoreHealth struct {
-	OK        bool
-	CheckedAt time.Time
-	LastOK    time.Time
-	// err is a generic description: never an address or a password.
-	Err string
 }
 
 // SigningInfo is the signing key as /api/status shows it: its id (the
