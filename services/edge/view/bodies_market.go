@@ -213,7 +213,7 @@ func (r *renderer) compositeWarnings(m *contract.Market) []contract.Warning {
 		w = append(w, sp.Warnings...)
 	}
 	if h := r.st.Holders(); h != nil {
-		w = append(w, r.holdersWarnings(h)...)
+		w = append(w, crosscheck.HoldersWarnings(h, r.Redact)...)
 	}
 	return w
 }

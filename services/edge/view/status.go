@@ -281,7 +281,7 @@ func (in *RenderInputs) upstreamChecks(c *statusChecks, st *snapshot.State, stat
 	if p := crosscheck.PriceCheckProblem(st.Market()); p != "" {
 		problem(p)
 	}
-	if p := holdersCheckProblem(st.Holders()); p != "" {
+	if p := crosscheck.HoldersCheckProblem(st.Holders()); p != "" {
 		problem(p)
 	}
 	if p := holdersLiveProblem(st.Holders()); p != "" {
