@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/mirror"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -35,7 +36,7 @@ func TestAheadViewIsTheBoundarysView(t *testing.T) {
 	if next == nil || base != v {
 		t.Fatal("nothing rendered ahead")
 	}
-	want := h.srv.bodies.Render(view.Expire(v.State, v.NextChange), v, v.NextChange)
+	want := h.srv.bodies.Render(snapshot.Expire(v.State, v.NextChange), v, v.NextChange)
 	for i := range want.Routes {
 		x, y := next.Routes[i], want.Routes[i]
 		if (x == nil) != (y == nil) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -209,7 +210,7 @@ func BenchmarkRender(b *testing.B) {
 	b.Run("stale-flip", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			h.srv.bodies.Render(view.Expire(moved.State, moved.NextChange), moved, moved.NextChange)
+			h.srv.bodies.Render(snapshot.Expire(moved.State, moved.NextChange), moved, moved.NextChange)
 		}
 	})
 }

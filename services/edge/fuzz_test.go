@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
@@ -39,11 +40,11 @@ func FuzzDocument(f *testing.F) {
 		}
 		env := contract.Envelope{SchemaVersion: 1, Domain: d, Mint: edgetest.Token().Mint, UpdatedAt: t0, Data: data,
 			Source: contract.Source{Name: "fuzz"}}
-		v, err := view.Decode(env)
+		v, err := snapshot.Decode(env)
 		if err != nil {
 			return
 		}
-		st := &view.State{Docs: map[contract.Domain]*view.Doc{d: {Env: env, Value: v, Expires: t0.Add(time.Hour)}},
+		st := &snapshot.State{Docs: map[contract.Domain]*snapshot.Doc{d: {Env: env, Value: v, Expires: t0.Add(time.Hour)}},
 			Rejected: map[contract.Domain]string{}}
 		vw := h.srv.render(st, t0)
 		for i, resp := range vw.Routes {
@@ -98,11 +99,11 @@ func FuzzStoredValue(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		read := map[contract.Domain]view.ReadDoc{}
+		read := map[contract.Domain]snapshot.ReadDoc{}
 		for dd, doc := range snap.Docs {
-			read[dd] = view.ReadDoc{Env: doc.Envelope, Expires: t0.Add(doc.TTL)}
+			read[dd] = snapshot.ReadDoc{Env: doc.Envelope, Expires: t0.Add(doc.TTL)}
 		}
-		next, _ := view.Merge(nil, read, snap.Errs, snap.Statuses, t0)
+		next, _ := snapshot.Merge(nil, read, snap.Errs, snap.Statuses, t0)
 		if next.Docs[d] != nil { // rendering is FuzzDocument's; this checks what reaches it
 			for i, resp := range h.srv.render(next, t0).Routes {
 				if resp.Status == http.StatusInternalServerError {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
 	"github.com/tokendata/tokendata/services/edge/mirror"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -23,7 +24,7 @@ import (
 // historyPaths are every history path the edge serves.
 func historyPaths() []string {
 	var out []string
-	for _, hm := range view.HistoryMeasures {
+	for _, hm := range snapshot.HistoryMeasures {
 		for _, w := range contract.HistoryWindows {
 			out = append(out, view.HistoryPath(hm.Segment, w))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -14,7 +15,7 @@ import (
 
 // render renders st at now, after the published view (what the mirror
 // does).
-func (s *Server) render(st *view.State, now time.Time) *view.View {
+func (s *Server) render(st *snapshot.State, now time.Time) *view.View {
 	return s.bodies.Render(st, s.mirror.View(), now)
 }
 

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 )
 
@@ -73,7 +74,7 @@ func (s *Mirror) Prerender() {
 	}
 	at := v.NextChange
 	start := time.Now()
-	next := s.bodies.Render(view.Expire(v.State, at), v, at)
+	next := s.bodies.Render(snapshot.Expire(v.State, at), v, at)
 	s.ahead.lastRender.Store(int64(time.Since(start)))
 	s.ahead.view.Store(&aheadView{base: v, next: next})
 	s.metrics.renders.Inc()

@@ -15,7 +15,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tokendata/tokendata/services/edge/view"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
 )
@@ -52,7 +52,7 @@ var historyDomains = []contract.Domain{contract.DomainMarket, contract.DomainSup
 // or whose refresh has passed read again. A failed read keeps what prev
 // had and is tried at the next refresh. changed reports whether anything
 // was read.
-func (s *Mirror) readHistory(ctx context.Context, prev, next *view.State, now time.Time) (hist map[view.HistKey]*view.HistorySeries, changed bool) {
+func (s *Mirror) readHistory(ctx context.Context, prev, next *snapshot.State, now time.Time) (hist map[snapshot.HistKey]*snapshot.HistorySeries, changed bool) {
 	hist = prev.Hist
 	for _, d := range historyDomains {
 		var docAt time.Time
@@ -81,8 +81,8 @@ func (s *Mirror) readHistory(ctx context.Context, prev, next *view.State, now ti
 	return hist, changed
 }
 
-func cloneHistory(h map[view.HistKey]*view.HistorySeries) map[view.HistKey]*view.HistorySeries {
-	out := make(map[view.HistKey]*view.HistorySeries, view.NumHistMeasures*view.NumHistWindows)
+func cloneHistory(h map[snapshot.HistKey]*snapshot.HistorySeries) map[snapshot.HistKey]*snapshot.HistorySeries {
+	out := make(map[snapshot.HistKey]*snapshot.HistorySeries, snapshot.NumHistMeasures*snapshot.NumHistWindows)
 	for k, v := range h {
 		out[k] = v
 	}
@@ -91,11 +91,11 @@ func cloneHistory(h map[view.HistKey]*view.HistorySeries) map[view.HistKey]*view
 
 // readDomainHistory reads every measure of domain d at now: one bounded
 // read per tier (the longest window it serves), sliced into its windows.
-func (s *Mirror) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[view.HistKey]*view.HistorySeries, error) {
-	out := map[view.HistKey]*view.HistorySeries{}
+func (s *Mirror) readDomainHistory(ctx context.Context, d contract.Domain, now time.Time) (map[snapshot.HistKey]*snapshot.HistorySeries, error) {
+	out := map[snapshot.HistKey]*snapshot.HistorySeries{}
 	ret := s.store.Retention()
 	_, fdv := s.bodies.MaxSupplyWhole()
-	for _, hm := range view.HistoryMeasures {
+	for _, hm := range snapshot.HistoryMeasures {
 		m := hm.Measure
 		if m.Domain() != d || (m == contract.MeasureFDVUSD && !fdv) {
 			continue
@@ -117,7 +117,7 @@ func (s *Mirror) readDomainHistory(ctx context.Context, d contract.Domain, now t
 			}
 			for _, w := range contract.HistoryWindows {
 				if w.Tier() == t {
-					out[view.HistKey{Measure: m, Window: w}] = shapeHistory(series, w, now.Add(-windowSpan(w, ret)), now, s.timings[d].Refresh)
+					out[snapshot.HistKey{Measure: m, Window: w}] = shapeHistory(series, w, now.Add(-windowSpan(w, ret)), now, s.timings[d].Refresh)
 				}
 			}
 		}
@@ -139,8 +139,8 @@ func windowSpan(w contract.Window, ret store.Retention) time.Duration {
 // every refresh, at most maxHistoryGaps gaps (the oldest left out with
 // the points before them) and at most MaxHistoryPoints points (merged
 // into the narrowest historyWidths bucket that fits).
-func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *view.HistorySeries {
-	hs := &view.HistorySeries{Measure: read.Measure, Window: w, Tier: read.Tier, From: from, To: to, Bucket: read.Tier.Bucket()}
+func shapeHistory(read store.Series, w contract.Window, from, to time.Time, refresh time.Duration) *snapshot.HistorySeries {
+	hs := &snapshot.HistorySeries{Measure: read.Measure, Window: w, Tier: read.Tier, From: from, To: to, Bucket: read.Tier.Bucket()}
 	start := 0
 	for start < len(read.Points) && read.Points[start].T < from.UnixMilli() {
 		start++
@@ -200,7 +200,7 @@ func (s *Mirror) historyLoop(ctx context.Context) {
 // outside refreshMu (the history bodies are the long part of a render)
 // and swaps the view under it only if nobody published meanwhile; else
 // it renders again onto the newer view.
-func (s *Mirror) publishHistory(hist map[view.HistKey]*view.HistorySeries) {
+func (s *Mirror) publishHistory(hist map[snapshot.HistKey]*snapshot.HistorySeries) {
 	for {
 		cur := s.view.Load()
 		next := *cur.State

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
@@ -67,7 +68,7 @@ type Mirror struct {
 	// ahead is the view rendered for the current one's next boundary
 	// (ahead.go).
 	ahead  aheadState
-	health atomic.Pointer[view.StoreHealth]
+	health atomic.Pointer[snapshot.StoreHealth]
 	// statuses are the collectors' status records of the last read.
 	statuses atomic.Pointer[map[string]contract.Status]
 	// loaded is set after the first successful read of the store, and
@@ -105,8 +106,8 @@ func New(o Options) *Mirror {
 		s.backend = "memory"
 	}
 	s.metrics = newMetrics(o.Registry, s)
-	s.health.Store(&view.StoreHealth{Err: "not checked yet"})
-	s.view.Store(s.render(&view.State{Docs: map[contract.Domain]*view.Doc{}, Rejected: map[contract.Domain]string{}}, s.now()))
+	s.health.Store(&snapshot.StoreHealth{Err: "not checked yet"})
+	s.view.Store(s.render(&snapshot.State{Docs: map[contract.Domain]*snapshot.Doc{}, Rejected: map[contract.Domain]string{}}, s.now()))
 	return s
 }
 
@@ -189,6 +190,6 @@ func (s *Mirror) StatusReport() view.StatusBody {
 
 // StatusReportOf is the status report of now for the state st and the
 // status records statuses, with the last store check.
-func (s *Mirror) StatusReportOf(st *view.State, statuses map[string]contract.Status) view.StatusBody {
+func (s *Mirror) StatusReportOf(st *snapshot.State, statuses map[string]contract.Status) view.StatusBody {
 	return s.bodies.StatusReport(st, s.health.Load(), statuses, s.backend, s.now())
 }

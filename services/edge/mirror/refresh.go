@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 	"github.com/tokendata/tokendata/shared/store"
@@ -33,7 +34,7 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 		if store.IsAuthError(err) {
 			why = "REDIS_URL: authentication failed (wrong password?)"
 		}
-		h := &view.StoreHealth{OK: false, CheckedAt: now, LastOK: prevHealth.LastOK, Err: why}
+		h := &snapshot.StoreHealth{OK: false, CheckedAt: now, LastOK: prevHealth.LastOK, Err: why}
 		s.health.Store(h)
 		if prevHealth.OK || prevHealth.CheckedAt.IsZero() {
 			s.log.Warn("store read failed; serving the last snapshot", "error", s.Redact(err.Error()))
@@ -49,10 +50,10 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 	if !prevHealth.OK && !prevHealth.CheckedAt.IsZero() {
 		s.log.Info("store reachable again")
 	}
-	s.health.Store(&view.StoreHealth{OK: true, CheckedAt: now, LastOK: now})
-	read := make(map[contract.Domain]view.ReadDoc, len(docs))
+	s.health.Store(&snapshot.StoreHealth{OK: true, CheckedAt: now, LastOK: now})
+	read := make(map[contract.Domain]snapshot.ReadDoc, len(docs))
 	for d, doc := range docs {
-		rd := view.ReadDoc{Env: doc.Envelope}
+		rd := snapshot.ReadDoc{Env: doc.Envelope}
 		if doc.TTL > 0 {
 			rd.Expires = sent.Add(doc.TTL.Round(time.Millisecond)) // Redis counts in ms
 		}
@@ -61,7 +62,7 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	cur := s.view.Load()
-	next, problems := view.Merge(cur.State, read, errs, statuses, now)
+	next, problems := snapshot.Merge(cur.State, read, errs, statuses, now)
 	for _, p := range problems {
 		s.log.Warn("stored document refused; keeping the previous one", "problem", s.Redact(p))
 	}
@@ -137,21 +138,21 @@ func (s *Mirror) rerenderLocked(now time.Time, force bool) {
 	if !cur.NextChange.IsZero() && !now.Before(cur.NextChange) {
 		s.metrics.boundaries.WithLabelValues(BoundaryRendered).Inc()
 	}
-	s.publish(view.Expire(cur.State, now), now)
+	s.publish(snapshot.Expire(cur.State, now), now)
 }
 
 // render renders st at now, after the current view.
 //
 // Its duration is the lead of the next render ahead (ahead.go): a view is
 // rendered ahead early enough for a render as long as the last one.
-func (s *Mirror) render(st *view.State, now time.Time) *view.View {
+func (s *Mirror) render(st *snapshot.State, now time.Time) *view.View {
 	start := time.Now()
 	v := s.bodies.Render(st, s.view.Load(), now)
 	s.ahead.lastRender.Store(int64(time.Since(start)))
 	return v
 }
 
-func (s *Mirror) publish(st *view.State, now time.Time) {
+func (s *Mirror) publish(st *snapshot.State, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
 	s.published()
@@ -179,7 +180,7 @@ func (s *Mirror) published() {
 // rejections, same run of every domain without a document (it decides
 // holders_unavailable, and whether a 503 says "retry later" or the
 // remedy of a permanent failure).
-func sameState(a, b *view.State) bool {
+func sameState(a, b *snapshot.State) bool {
 	if len(a.Docs) != len(b.Docs) || len(a.Rejected) != len(b.Rejected) || len(a.Hist) != len(b.Hist) {
 		return false
 	}

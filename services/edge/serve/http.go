@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/buildinfo"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -125,7 +126,7 @@ func (s *Server) serveHistory(c *gin.Context) {
 // historyIndex finds a history answer by its path segments.
 func historyIndex(measure, window string) (i, j int, ok bool) {
 	i, j = -1, -1
-	for k, hm := range view.HistoryMeasures {
+	for k, hm := range snapshot.HistoryMeasures {
 		if hm.Segment == measure {
 			i = k
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -86,8 +87,8 @@ var historyResolutions = map[contract.Tier]string{contract.TierRaw: "sample", co
 
 // historyRoutes are the rendered routes of the history answers, by
 // historyMeasures index: the domain's freshness group.
-var historyRoutes = func() (out [NumHistMeasures]renderedRoute) {
-	for i, hm := range HistoryMeasures {
+var historyRoutes = func() (out [snapshot.NumHistMeasures]renderedRoute) {
+	for i, hm := range snapshot.HistoryMeasures {
 		g := answer.GroupMarket
 		switch hm.Measure.Domain() {
 		case contract.DomainSupply:
@@ -101,7 +102,7 @@ var historyRoutes = func() (out [NumHistMeasures]renderedRoute) {
 }()
 
 func historyRoute(m contract.Measure) renderedRoute {
-	for i, hm := range HistoryMeasures {
+	for i, hm := range snapshot.HistoryMeasures {
 		if hm.Measure == m {
 			return historyRoutes[i]
 		}
@@ -111,7 +112,7 @@ func historyRoute(m contract.Measure) renderedRoute {
 
 // historyStale reports whether hs's last point is past its domain's
 // stale-after, and notes when it will be.
-func (r *renderer) historyStale(hs *HistorySeries) bool {
+func (r *renderer) historyStale(hs *snapshot.HistorySeries) bool {
 	if hs == nil || len(hs.Points) == 0 {
 		return false
 	}
@@ -125,12 +126,12 @@ func (r *renderer) historyStale(hs *HistorySeries) bool {
 
 // history renders the answer of r.histIdx.
 func (r *renderer) history() *answer.Answer {
-	hm := HistoryMeasures[r.histIdx[0]]
+	hm := snapshot.HistoryMeasures[r.histIdx[0]]
 	m, w := hm.Measure, contract.HistoryWindows[r.histIdx[1]]
 	if _, ok := r.MaxSupplyWhole(); m == contract.MeasureFDVUSD && !ok {
 		return r.maxNotDisclosed()
 	}
-	hs := r.st.history(m, w)
+	hs := r.st.History(m, w)
 	if hs == nil {
 		return answer.NewError(answer.StatusServiceUnavailable, answer.CodeDataUnavailable,
 			fmt.Sprintf("No %s history has been read from the store yet; retry later.", hm.Segment), r.RetryAfter)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -23,9 +24,9 @@ type holdersBody struct {
 	DurationSeconds json.Number     `json:"duration_seconds"`
 	Source          contract.Source `json:"source"`
 	// CrossCheck is the count against the second holder source; null
-	// without one (crosscheck_holders.go).
-	CrossCheck *holdersCheckBody  `json:"cross_check"`
-	Warnings   []contract.Warning `json:"warnings"`
+	// without one (crosscheck/crosscheck_holders.go).
+	CrossCheck *crosscheck.HoldersCheckBody `json:"cross_check"`
+	Warnings   []contract.Warning           `json:"warnings"`
 	// Live describes a live count (method live): its anchor and last
 	// resync; null for an enumeration's count.
 	Live      *holdersLiveBody `json:"live"`
@@ -106,7 +107,7 @@ func (r *renderer) holders() *answer.Answer {
 		NonZeroAccounts: h.NonZeroAccounts, Method: h.Method, Queries: q, Slot: h.Slot,
 		DurationSeconds: json.Number(strconv.FormatFloat(max(h.DurationSeconds, 0), 'f', 3, 64)),
 		Source:          r.st.Docs[contract.DomainHolders].Env.Source,
-		CrossCheck:      r.holdersCheck(h), Warnings: r.holdersWarnings(h), Live: holdersLive(h),
+		CrossCheck:      crosscheck.HoldersCheck(h, r.Redact), Warnings: crosscheck.HoldersWarnings(h, r.Redact), Live: holdersLive(h),
 		UpdatedAt: answer.FormatTime(in.UpdatedAt), Stale: in.Stale}, in)
 }
 

@@ -209,11 +209,11 @@ func (r *renderer) compositeWarnings(m *contract.Market) []contract.Warning {
 	if m != nil {
 		w = append(w, crosscheck.MarketWarnings(m)...)
 	}
-	if sp := r.st.supply(); sp != nil {
+	if sp := r.st.Supply(); sp != nil {
 		w = append(w, sp.Warnings...)
 	}
 	if h := r.st.Holders(); h != nil {
-		w = append(w, r.holdersWarnings(h)...)
+		w = append(w, crosscheck.HoldersWarnings(h, r.Redact)...)
 	}
 	return w
 }

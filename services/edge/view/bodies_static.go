@@ -49,11 +49,11 @@ func (r *renderer) tokenMetadata() *answer.Answer {
 	if b.Links == nil {
 		b.Links = []config.Link{}
 	}
-	if md := r.st.metadata(); md != nil {
+	if md := r.st.Metadata(); md != nil {
 		b.OnChain = md.OnChain
 		b.Warnings = append(b.Warnings, md.Warnings...)
 	}
-	if sp := r.st.supply(); sp != nil {
+	if sp := r.st.Supply(); sp != nil {
 		b.Authorities = &authoritiesSection{MintAuthority: sp.MintAuthority, FreezeAuthority: sp.FreezeAuthority,
 			TokenProgram: sp.TokenProgram}
 	}

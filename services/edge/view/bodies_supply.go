@@ -48,7 +48,7 @@ func (r *renderer) maxNotDisclosed() *answer.Answer {
 // decimals is the ledger's decimals when the supply document is present,
 // else the token file's, else unknown.
 func (r *renderer) decimals() *uint8 {
-	if sp := r.st.supply(); sp != nil {
+	if sp := r.st.Supply(); sp != nil {
 		d := sp.Decimals
 		return &d
 	}
@@ -80,7 +80,7 @@ func (sp *supplies) maxRaw() *string {
 }
 
 func (r *renderer) supplies() (*supplies, error) {
-	sp := r.st.supply()
+	sp := r.st.Supply()
 	if sp == nil {
 		return nil, nil
 	}
@@ -120,7 +120,7 @@ func (r *renderer) circulatingSupply() *answer.Answer {
 
 // supplyText renders one supply figure as the plain-text body.
 func (r *renderer) supplyText(figure func(*supplies) tokenAmount) *answer.Answer {
-	if r.st.supply() == nil {
+	if r.st.Supply() == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
 	sp, err := r.supplies()
@@ -164,7 +164,7 @@ type supplyBody struct {
 }
 
 func (r *renderer) supply() *answer.Answer {
-	doc := r.st.supply()
+	doc := r.st.Supply()
 	if doc == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
@@ -205,7 +205,7 @@ type coinGeckoBody struct {
 }
 
 func (r *renderer) coinGeckoSupply() *answer.Answer {
-	if r.st.supply() == nil {
+	if r.st.Supply() == nil {
 		return r.unavailable(contract.DomainSupply)
 	}
 	sp, err := r.supplies()

@@ -163,13 +163,13 @@ func (r *renderer) portalPage() *portalPage {
 	if d := r.decimals(); d != nil {
 		p.Decimals = strconv.Itoa(int(*d))
 	}
-	if doc := r.st.supply(); doc != nil {
+	if doc := r.st.Supply(); doc != nil {
 		p.Methodology = &doc.Methodology
 	}
 	// The warnings of /api/market (market, supply, holders), then the
 	// metadata document's: the page shows the token's identity too.
 	p.Warnings = append(p.Warnings, r.compositeWarnings(m)...)
-	if md := r.st.metadata(); md != nil {
+	if md := r.st.Metadata(); md != nil {
 		p.Warnings = append(p.Warnings, md.Warnings...)
 	}
 	p.Pairs = r.portalPairs(m)
@@ -296,7 +296,7 @@ var portalCharts = []struct {
 func (r *renderer) portalHistory() []chart.ChartSeries {
 	var out []chart.ChartSeries
 	for _, c := range portalCharts {
-		hs := r.st.history(c.m, c.w)
+		hs := r.st.History(c.m, c.w)
 		if hs == nil || len(hs.Points) == 0 {
 			continue
 		}
@@ -305,7 +305,7 @@ func (r *renderer) portalHistory() []chart.ChartSeries {
 		case "usd":
 			cs.Prefix = "$"
 		case "base_units":
-			s := r.st.supply()
+			s := r.st.Supply()
 			if s == nil {
 				continue
 			}

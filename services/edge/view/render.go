@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -58,7 +59,7 @@ func (in *RenderInputs) cacheControl(g answer.Group) string { return in.CacheCon
 // renders for.
 type renderer struct {
 	*RenderInputs
-	st    *State
+	st    *snapshot.State
 	now   time.Time
 	route renderedRoute
 	next  time.Time
@@ -69,7 +70,7 @@ type renderer struct {
 
 // render renders every route of st at now. prev is the view it replaces
 // (nil for the first): Last-Modified never goes back from prev's.
-func (in *RenderInputs) Render(st *State, prev *View, now time.Time) *View {
+func (in *RenderInputs) Render(st *snapshot.State, prev *View, now time.Time) *View {
 	v := &View{State: st, renderedAt: now}
 	r := &renderer{RenderInputs: in, st: st, now: now}
 	for i, rt := range RenderedRoutes {
@@ -83,9 +84,9 @@ func (in *RenderInputs) Render(st *State, prev *View, now time.Time) *View {
 		}
 		v.Routes[i] = r.finish(before)
 	}
-	for i, hm := range HistoryMeasures {
+	for i, hm := range snapshot.HistoryMeasures {
 		for j, w := range contract.HistoryWindows {
-			hs := st.history(hm.Measure, w)
+			hs := st.History(hm.Measure, w)
 			stale := r.historyStale(hs)
 			var before histAnswer
 			if prev != nil {
@@ -283,7 +284,7 @@ func ptr[T any](v T) *T { return &v }
 // ledger's metadata.
 func (r *renderer) identity() (name, symbol string) {
 	name, symbol = r.Token.Name, r.Token.Symbol
-	if md := r.st.metadata(); md != nil && md.OnChain != nil {
+	if md := r.st.Metadata(); md != nil && md.OnChain != nil {
 		if name == "" {
 			name = md.OnChain.Name
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -98,13 +99,13 @@ var RenderedRoutes = [numRendered]renderedRoute{
 // view is what the request path reads through one atomic pointer: the
 // state it was rendered from and every pre-rendered answer.
 type View struct {
-	State      *State
+	State      *snapshot.State
 	renderedAt time.Time
 	// routes[rPortal] is nil when the portal is off.
 	Routes [numRendered]*answer.Answer
 	// hist are the history answers, by historyMeasures and
 	// contract.HistoryWindows index.
-	Hist [NumHistMeasures][NumHistWindows]histAnswer
+	Hist [snapshot.NumHistMeasures][snapshot.NumHistWindows]histAnswer
 	// nextChange is the first moment a domain crosses its stale-after or
 	// its TTL, when the view must be rendered again (zero: never).
 	NextChange time.Time
@@ -118,6 +119,6 @@ type View struct {
 // per render of the other routes).
 type histAnswer struct {
 	Resp   *answer.Answer
-	series *HistorySeries
+	series *snapshot.HistorySeries
 	stale  bool
 }

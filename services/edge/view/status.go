@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view/crosscheck"
 	"github.com/tokendata/tokendata/shared/amount"
 	"github.com/tokendata/tokendata/shared/contract"
@@ -157,17 +158,36 @@ func timeStr(t time.Time) *string {
 
 // statusReport is /api/status's body at now: from the state served, the
 // last store check h, the collectors' status records of the last read,
-// and the store's backend (redis or memory).
-func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[string]contract.Status, backend string, now time.Time) StatusBody {
+// and the store's backend (redis or memory). Each check is a step of its
+// own; each adds its problems through problem.
+func (in *RenderInputs) StatusReport(st *snapshot.State, h *snapshot.StoreHealth, statuses map[string]contract.Status, backend string, now time.Time) StatusBody {
 	b := StatusBody{APIVersion: APIVersion, Version: APIVersion, PortalVersion: PortalVersion, Mode: "live", Mint: in.Token.Mint,
-		CheckedAt: answer.FormatTime(now), Problems: []string{},
-		Checks: statusChecks{Domains: map[string]domainCheck{}, Collectors: map[string]collectorCheck{}}}
+		CheckedAt: answer.FormatTime(now), Problems: []string{}}
 	if in.Demo {
 		b.Mode = "demo"
 	}
 	problem := func(p string) { b.Problems = append(b.Problems, p) }
 
-	// store
+	rc := storeStatus(h, backend, problem)
+	b.Checks.Store, b.Checks.Redis = rc, rc
+	b.Checks.Domains = in.domainChecks(st, now, problem)
+	b.Checks.Collectors = in.collectorChecks(statuses, problem)
+	in.upstreamChecks(&b.Checks, st, statuses, problem)
+
+	sort.Strings(b.Problems)
+	switch {
+	case len(st.Docs) == 0:
+		b.Status = StatusDown
+	case len(b.Problems) > 0:
+		b.Status = StatusDegraded
+	default:
+		b.Status = StatusOK
+	}
+	return b
+}
+
+// storeStatus is the store's check, from the last store check h.
+func storeStatus(h *snapshot.StoreHealth, backend string, problem func(string)) storeCheck {
 	rc := storeCheck{Status: StatusOK, Backend: backend, CheckedAt: timeStr(h.CheckedAt), LastOKAt: timeStr(h.LastOK)}
 	if !h.OK {
 		rc.Status, rc.Error = StatusDown, ptr(h.Err)
@@ -176,9 +196,14 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 		}
 		problem("store: " + h.Err + "; serving the last snapshot")
 	}
-	b.Checks.Store, b.Checks.Redis = rc, rc
+	return rc
+}
 
-	// domains
+// domainChecks are the domains' checks at now: each document's age
+// against its stale-after, its refusal, and the supply's degrading
+// warnings.
+func (in *RenderInputs) domainChecks(st *snapshot.State, now time.Time, problem func(string)) map[string]domainCheck {
+	out := map[string]domainCheck{}
 	for _, d := range contract.Domains {
 		t := in.Timings[d]
 		dc := domainCheck{Status: statusMissing, StaleAfterSeconds: int64(t.StaleAfter / time.Second)}
@@ -199,15 +224,19 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 			problem(string(d) + ": the stored document was refused")
 		}
 		if d == contract.DomainSupply {
-			dc.Warnings = in.degradingSupplyWarnings(st.supply())
+			dc.Warnings = in.degradingSupplyWarnings(st.Supply())
 			for _, w := range dc.Warnings {
 				problem(string(d) + ": " + w.Code + ": " + w.Message)
 			}
 		}
-		b.Checks.Domains[string(d)] = dc
+		out[string(d)] = dc
 	}
+	return out
+}
 
-	// collectors
+// collectorChecks are the collectors' checks, from their status records.
+func (in *RenderInputs) collectorChecks(statuses map[string]contract.Status, problem func(string)) map[string]collectorCheck {
+	out := map[string]collectorCheck{}
 	for _, name := range contract.Collectors {
 		rec, ok := statuses[name]
 		cc := collectorCheck{Status: statusUnknown, Runs: map[string]runCheck{}}
@@ -225,16 +254,21 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 		} else {
 			problem("collector " + name + ": no status record")
 		}
-		b.Checks.Collectors[name] = cc
+		out[name] = cc
 	}
+	return out
+}
 
-	// upstreams, as the collectors last saw them
-	b.Checks.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
+// upstreamChecks fill c's checks of the upstreams, as the collectors last
+// saw them, the signing key's, and the problems of the documents'
+// cross-checks.
+func (in *RenderInputs) upstreamChecks(c *statusChecks, st *snapshot.State, statuses map[string]contract.Status, problem func(string)) {
+	c.LedgerRPC = in.upstream(statuses[contract.CollectorSupply], contract.DomainSupply, contract.DomainMetadata)
 	ledger, ledgerProblems := crosscheck.LedgerNodes(statuses[contract.CollectorSupply], in.Redact)
-	b.Checks.LedgerNodes = ledger
-	b.Checks.LedgerSubscriptions = in.subscriptionsCheck(statuses[contract.CollectorSupply])
-	b.Checks.HoldersSubscription = in.subscriptionsCheck(statuses[contract.CollectorHolders])
-	b.Checks.Signing = in.signingCheck()
+	c.LedgerNodes = ledger
+	c.LedgerSubscriptions = in.subscriptionsCheck(statuses[contract.CollectorSupply])
+	c.HoldersSubscription = in.subscriptionsCheck(statuses[contract.CollectorHolders])
+	c.Signing = in.signingCheck()
 	for _, p := range ledgerProblems {
 		problem(p)
 	}
@@ -243,27 +277,16 @@ func (in *RenderInputs) StatusReport(st *State, h *StoreHealth, statuses map[str
 	// as always, and GeckoTerminal's public API answers 429 often
 	// (docs/decisions.md, Market cross-check); disagree, held and
 	// unconfirmed do.
-	b.Checks.MarketAggregator = in.marketAggregator(statuses[contract.CollectorMarket], st.Market())
+	c.MarketAggregator = in.marketAggregator(statuses[contract.CollectorMarket], st.Market())
 	if p := crosscheck.PriceCheckProblem(st.Market()); p != "" {
 		problem(p)
 	}
-	if p := holdersCheckProblem(st.Holders()); p != "" {
+	if p := crosscheck.HoldersCheckProblem(st.Holders()); p != "" {
 		problem(p)
 	}
 	if p := holdersLiveProblem(st.Holders()); p != "" {
 		problem(p)
 	}
-
-	sort.Strings(b.Problems)
-	switch {
-	case len(st.Docs) == 0:
-		b.Status = StatusDown
-	case len(b.Problems) > 0:
-		b.Status = StatusDegraded
-	default:
-		b.Status = StatusOK
-	}
-	return b
 }
 
 // degradingSupplyWarnings are the warnings of the supply document that
@@ -339,15 +362,6 @@ func (in *RenderInputs) upstream(rec contract.Status, ds ...contract.Domain) ups
 		uc.LastSuccessAt = timeStr(*latest.LastSuccessAt)
 	}
 	return uc
-}
-
-// storeHealth is the outcome of the last reads of the store.
-type StoreHealth struct {
-	OK        bool
-	CheckedAt time.Time
-	LastOK    time.Time
-	// err is a generic description: never an address or a password.
-	Err string
 }
 
 // SigningInfo is the signing key as /api/status shows it: its id (the

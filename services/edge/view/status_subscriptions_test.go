@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
@@ -20,7 +21,7 @@ func TestLedgerSubscriptionsCheck(t *testing.T) {
 	for _, s := range edgetest.Statuses(t0.Add(-10 * time.Second)) {
 		statuses[s.Collector] = s
 	}
-	base := in.StatusReport(state(t, 30*time.Second), &StoreHealth{OK: true, CheckedAt: t0, LastOK: t0}, statuses, "memory", t0)
+	base := in.StatusReport(state(t, 30*time.Second), &snapshot.StoreHealth{OK: true, CheckedAt: t0, LastOK: t0}, statuses, "memory", t0)
 	if base.Checks.LedgerSubscriptions != nil {
 		t.Fatalf("a record without subscriptions: %+v", base.Checks.LedgerSubscriptions)
 	}
@@ -50,7 +51,7 @@ func TestLedgerSubscriptionsCheck(t *testing.T) {
 			all[k] = v
 		}
 		all[contract.CollectorSupply] = sup
-		b := in.StatusReport(state(t, 30*time.Second), &StoreHealth{OK: true, CheckedAt: t0, LastOK: t0}, all, "memory", t0)
+		b := in.StatusReport(state(t, 30*time.Second), &snapshot.StoreHealth{OK: true, CheckedAt: t0, LastOK: t0}, all, "memory", t0)
 		c := b.Checks.LedgerSubscriptions
 		if c == nil || c.Status != tc.want || c.Connected != tc.connected || c.Nodes != len(tc.states) || len(c.PerNode) != len(tc.states) {
 			t.Fatalf("%v: %+v, want %s with %d connected", tc.states, c, tc.want, tc.connected)

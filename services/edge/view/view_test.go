@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/shared/config"
 	"github.com/tokendata/tokendata/shared/contract"
 )
@@ -35,19 +36,19 @@ func inputs(t *testing.T) *RenderInputs {
 }
 
 // state holds every fixture document, updated age before t0.
-func state(t *testing.T, age time.Duration) *State {
+func state(t *testing.T, age time.Duration) *snapshot.State {
 	t.Helper()
-	st := &State{Docs: map[contract.Domain]*Doc{}, Rejected: map[contract.Domain]string{}}
+	st := &snapshot.State{Docs: map[contract.Domain]*snapshot.Doc{}, Rejected: map[contract.Domain]string{}}
 	for _, d := range contract.Domains {
 		env, err := contract.NewEnvelope(edgetest.Token().Mint, d, t0.Add(-age), edgetest.Source(d, false), edgetest.Doc(d))
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := Decode(env)
+		v, err := snapshot.Decode(env)
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
-		st.Docs[d] = &Doc{Env: env, Value: v, Expires: t0.Add(-age).Add(contract.DefaultTimings[d].TTL)}
+		st.Docs[d] = &snapshot.Doc{Env: env, Value: v, Expires: t0.Add(-age).Add(contract.DefaultTimings[d].TTL)}
 	}
 	return st
 }
@@ -100,7 +101,7 @@ func TestNextChangeIsTheFirstBoundary(t *testing.T) {
 		t.Fatalf("NextChange %s, want the first stale-after crossed, %s", v.NextChange, first)
 	}
 	before := in.Render(st, v, first.Add(-time.Millisecond))
-	after := in.Render(Expire(st, first), v, first)
+	after := in.Render(snapshot.Expire(st, first), v, first)
 	price := func(v *View) string { return string(v.Routes[rPrice].Body) }
 	if !strings.Contains(price(before), `"stale":false`) || !strings.Contains(price(after), `"stale":true`) {
 		t.Errorf("the market's stale flag at its boundary: before %s, after %s", price(before), price(after))
@@ -119,7 +120,7 @@ func TestNextChangeIsTheFirstBoundary(t *testing.T) {
 // still answer from the token file.
 func TestNoDocumentIsA503(t *testing.T) {
 	in := inputs(t)
-	v := in.Render(&State{Docs: map[contract.Domain]*Doc{}, Rejected: map[contract.Domain]string{}}, nil, t0)
+	v := in.Render(&snapshot.State{Docs: map[contract.Domain]*snapshot.Doc{}, Rejected: map[contract.Domain]string{}}, nil, t0)
 	for _, i := range []int{rTotalSupply, rCirculatingSupply, rSupply, rCoinGeckoSupply, rPrice, rHolders, RouteMarketData} {
 		a := v.Routes[i]
 		if a.Status != answer.StatusServiceUnavailable || !bytes.Contains(a.Body, []byte(`"code":"data_unavailable"`)) {

@@ -155,6 +155,44 @@ func TestEdgeRenderingImportsNoServerNorStore(t *testing.T) {
 	}
 }
 
+// TestEdgeSnapshotLinksNoOtherRoom: the edge's snapshot
+// (services/edge/snapshot) is what the mirror builds from the store and
+// the view renders: the documents, the status records, the history, the
+// store's health. It links none of the edge's other rooms (the view,
+// which imports it, the answers, the events, the mirror, the server, the
+// wiring), neither Gin nor the store nor a Redis client, and none of
+// this project's packages it links imports net/http.
+func TestEdgeSnapshotLinksNoOtherRoom(t *testing.T) {
+	root := repoRoot(t)
+	edge := mod + "services/edge"
+	room := edge + "/snapshot"
+	linked := []string{edge + "/view", edge + "/answer", edge + "/events", edge + "/mirror", edge + "/serve",
+		"github.com/gin-gonic/gin", mod + "shared/store", "github.com/redis/go-redis/v9"}
+	lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)
+	if len(lines) < 5 || !strings.HasPrefix(lines[len(lines)-1], room+": ") {
+		t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", room, lines)
+	}
+	for _, l := range lines {
+		pkg, imports, _ := strings.Cut(l, ": ")
+		if pkg == edge {
+			t.Errorf("%s links the wiring, %s", room, pkg)
+		}
+		for _, b := range linked {
+			if pkg == b || strings.HasPrefix(pkg, b+"/") {
+				t.Errorf("%s links %s", room, pkg)
+			}
+		}
+		if !strings.HasPrefix(pkg, mod) {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+				t.Errorf("%s, linked by %s, imports %s", pkg, room, imp)
+			}
+		}
+	}
+}
+
 // TestEdgeServerLinksNoStore: the edge's server (services/edge/serve)
 // answers from the current view its source hands it; it links neither
 // the store, nor a Redis client, nor the mirror that reads them.

@@ -1,7 +1,8 @@
 // Package crosscheck renders the cross-checks behind the published
 // figures as clients see them: the ledger nodes' agreement on the supply
-// (/api/supply's cross_check, /api/status's checks.ledger_nodes) and the
-// aggregators' on the price (/api/price, /api/market, /api/market-data),
+// (/api/supply's cross_check, /api/status's checks.ledger_nodes), the
+// aggregators' on the price (/api/price, /api/market, /api/market-data)
+// and the second holder source's on the holder count (/api/holders),
 // with the problems they make /api/status name. Pure: contract records
 // in, bodies out.
 package crosscheck

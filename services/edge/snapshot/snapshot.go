@@ -1,4 +1,10 @@
-package view
+// Package snapshot is the edge's copy of the store, as one rendering
+// reads it: the documents (decoded, validated, with their expiry), the
+// refusals, the collectors' status records and the history series. The
+// mirror builds each State from what it read (Merge, Expire) and the
+// view renders it; a State is never modified after it is built. It
+// imports neither the view nor the store nor net/http.
+package snapshot
 
 import (
 	"errors"
@@ -9,46 +15,49 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// doc is one domain's document as the edge holds it: the envelope, its
+// Doc is one domain's document as the edge holds it: the envelope, its
 // decoded and validated document, and when it expires.
 type Doc struct {
 	Env contract.Envelope
-	// value is *contract.Supply, *contract.Metadata, *contract.Market or
+	// Value is *contract.Supply, *contract.Metadata, *contract.Market or
 	// *contract.Holders.
 	Value any
-	// expires is when the key's TTL runs out (zero: never).
+	// Expires is when the key's TTL runs out (zero: never).
 	Expires time.Time
 }
 
-// state is the immutable input of one rendering: the documents, the
+// State is the immutable input of one rendering: the documents, the
 // collectors' status records, and what went wrong reading them.
 type State struct {
 	Docs map[contract.Domain]*Doc
-	// rejected names domains whose stored value was refused (unknown
+	// Rejected names domains whose stored value was refused (unknown
 	// schema_version, undecodable, invalid amounts), with why. The previous
-	// good document, if any, is still in docs.
+	// good document, if any, is still in Docs.
 	Rejected map[contract.Domain]string
 	Statuses map[string]contract.Status
-	// hist is the history by measure and window (see state.history); it
-	// is read apart from the documents (Server.readHistory) and carried
-	// from state to state.
+	// Hist is the history by measure and window (see State.History); it
+	// is read apart from the documents (the mirror's readHistory) and
+	// carried from state to state.
 	Hist map[HistKey]*HistorySeries
 }
 
-func (st *State) supply() *contract.Supply {
+// Supply is the supply document, nil when the state has none.
+func (st *State) Supply() *contract.Supply {
 	if d := st.Docs[contract.DomainSupply]; d != nil {
 		return d.Value.(*contract.Supply)
 	}
 	return nil
 }
 
-func (st *State) metadata() *contract.Metadata {
+// Metadata is the metadata document, nil when the state has none.
+func (st *State) Metadata() *contract.Metadata {
 	if d := st.Docs[contract.DomainMetadata]; d != nil {
 		return d.Value.(*contract.Metadata)
 	}
 	return nil
 }
 
+// Market is the market document, nil when the state has none.
 func (st *State) Market() *contract.Market {
 	if d := st.Docs[contract.DomainMarket]; d != nil {
 		return d.Value.(*contract.Market)
@@ -56,6 +65,7 @@ func (st *State) Market() *contract.Market {
 	return nil
 }
 
+// Holders is the holders document, nil when the state has none.
 func (st *State) Holders() *contract.Holders {
 	if d := st.Docs[contract.DomainHolders]; d != nil {
 		return d.Value.(*contract.Holders)
@@ -72,7 +82,7 @@ func decodeAt(env contract.Envelope, now time.Time) (any, error) {
 	return Decode(env)
 }
 
-// decode turns an envelope into its validated document. It is the one
+// Decode turns an envelope into its validated document. It is the one
 // place where bytes written by another process are interpreted, so it
 // refuses anything the renderers could not turn into an exact body.
 func Decode(env contract.Envelope) (any, error) {
@@ -143,7 +153,7 @@ func validateMarket(m *contract.Market) error {
 	return nil
 }
 
-// merge builds the next state from the previous one and a successful read
+// Merge builds the next state from the previous one and a successful read
 // of the store. The store is the source of truth: a valid document it
 // returns replaces ours, even when ours is dated later, so that one bad
 // write (a wrong clock, a hand-written key) never outlives the next good
@@ -204,13 +214,13 @@ func Merge(prev *State, read map[contract.Domain]ReadDoc, readErrs map[contract.
 	return next, problems
 }
 
-// readDoc is a document as read from the store, with its expiry.
+// ReadDoc is a document as read from the store, with its expiry.
 type ReadDoc struct {
 	Env     contract.Envelope
 	Expires time.Time
 }
 
-// expire drops documents past their TTL from st (a copy when any is).
+// Expire drops documents past their TTL from st (a copy when any is).
 func Expire(st *State, now time.Time) *State {
 	n := 0
 	for _, d := range st.Docs {
@@ -228,4 +238,13 @@ func Expire(st *State, now time.Time) *State {
 		}
 	}
 	return next
+}
+
+// StoreHealth is the outcome of the last reads of the store.
+type StoreHealth struct {
+	OK        bool
+	CheckedAt time.Time
+	LastOK    time.Time
+	// Err is a generic description: never an address or a password.
+	Err string
 }

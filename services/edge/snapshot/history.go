@@ -1,4 +1,4 @@
-package view
+package snapshot
 
 import (
 	"time"
@@ -6,7 +6,7 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// historyMeasures are the measures of /api/history/{measure}/{window}, by
+// HistoryMeasures are the measures of /api/history/{measure}/{window}, by
 // path segment, in the order of the view's history answers.
 var HistoryMeasures = [NumHistMeasures]struct {
 	Segment string
@@ -32,36 +32,36 @@ type HistKey struct {
 	Window  contract.Window
 }
 
-// historySeries is one measure over one window as the edge serves it, and
+// HistorySeries is one measure over one window as the edge serves it, and
 // as a chart draws it: read once per change, never modified after.
 type HistorySeries struct {
 	Measure contract.Measure
 	Window  contract.Window
-	// tier is the tier the window reads (contract.Window.Tier).
+	// Tier is the tier the window reads (contract.Window.Tier).
 	Tier contract.Tier
-	// from and to bound the window: to is when it was read, from is to
+	// From and To bound the window: To is when it was read, From is To
 	// minus the window (for "all", minus the 1-hour tier's retention).
 	From, To time.Time
-	// points are oldest first, at most maxHistoryPoints: the tier's own,
-	// or merged into buckets of bucket (downsampled). A point's T is a
-	// sample's time or a bucket's start; V is the value (a price bucket's
-	// close, with O, H and L).
+	// Points are oldest first, at most the mirror's MaxHistoryPoints: the
+	// tier's own, or merged into buckets of Bucket (downsampled). A point's
+	// T is a sample's time or a bucket's start; V is the value (a price
+	// bucket's close, with O, H and L).
 	Points []contract.Point
-	// bucket is the span of one point: 0 for samples, else the tier's
+	// Bucket is the span of one point: 0 for samples, else the tier's
 	// bucket or the width the edge merged them into.
 	Bucket      time.Duration
 	Downsampled bool
-	// gaps are found on the tier's points before any merge, so that an
+	// Gaps are found on the tier's points before any merge, so that an
 	// outage shorter than a merged bucket still shows; never interpolated.
 	Gaps []contract.Gap
-	// truncated is set when the window holds more than the edge keeps: the
+	// Truncated is set when the window holds more than the edge keeps: the
 	// oldest points (and gaps) are left out.
 	Truncated bool
 }
 
-// history is the series of measure m over window w, nil when the edge
+// History is the series of measure m over window w, nil when the edge
 // has not read it (yet, or ever: the FDV of a token that discloses no
 // maximum supply). The portal's charts read it; it must not be modified.
-func (st *State) history(m contract.Measure, w contract.Window) *HistorySeries {
+func (st *State) History(m contract.Measure, w contract.Window) *HistorySeries {
 	return st.Hist[HistKey{m, w}]
 }

@@ -1,4 +1,4 @@
-package view
+package crosscheck
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ import (
 // holders_sources_disagree warning; and /api/status, degraded while the
 // last check disagrees.
 
-// holdersCheckBody is a stored contract.HoldersCheck as served.
-type holdersCheckBody struct {
+// HoldersCheckBody is a stored contract.HoldersCheck as served.
+type HoldersCheckBody struct {
 	Verdict      string            `json:"verdict"`
 	Primary      holdersCountBody  `json:"primary"`
 	Secondary    *holdersCountBody `json:"secondary"`
@@ -33,52 +33,53 @@ type holdersCountBody struct {
 	Slot    uint64 `json:"slot"`
 }
 
-// holdersCheck renders the holders document's cross-check; nil (null) when
-// it carries none (no second source configured). The second count, the
-// slot distance, the difference and the allowed churn are null when the
-// second source failed; the slot distance and the allowed churn also when
-// a count has no slot.
-func (r *renderer) holdersCheck(h *contract.Holders) *holdersCheckBody {
+// HoldersCheck renders the holders document's cross-check, its reason
+// redacted by redact; nil (null) when it carries none (no second source
+// configured). The second count, the slot distance, the difference and
+// the allowed churn are null when the second source failed; the slot
+// distance and the allowed churn also when a count has no slot.
+func HoldersCheck(h *contract.Holders, redact func(string) string) *HoldersCheckBody {
 	if h == nil || h.CrossCheck == nil {
 		return nil
 	}
 	c := h.CrossCheck
-	b := &holdersCheckBody{Verdict: c.Verdict,
+	b := &HoldersCheckBody{Verdict: c.Verdict,
 		Primary:   holdersCountBody{Method: c.Primary.Method, Holders: c.Primary.Holders, Slot: c.Primary.Slot},
-		ErrorKind: nonEmpty(c.ErrorKind), Reason: r.Redact(c.Reason), CheckedAt: answer.FormatTime(c.CheckedAt)}
+		ErrorKind: orNull(c.ErrorKind), Reason: redact(c.Reason), CheckedAt: answer.FormatTime(c.CheckedAt)}
 	if c.ErrorKind == "" {
 		b.Secondary = &holdersCountBody{Method: c.Secondary.Method, Holders: c.Secondary.Holders, Slot: c.Secondary.Slot}
-		b.Difference = ptr(c.Difference)
+		b.Difference = pointer(c.Difference)
 		if c.Primary.Slot != 0 && c.Secondary.Slot != 0 {
-			b.SlotDistance, b.AllowedChurn = ptr(c.SlotDistance), ptr(c.AllowedChurn)
+			b.SlotDistance, b.AllowedChurn = pointer(c.SlotDistance), pointer(c.AllowedChurn)
 		}
 	}
 	return b
 }
 
-// holdersWarnings are the holders document's warnings as served, with the
-// holders_sources_disagree warning, once, when its cross-check disagrees
-// (the collector writes it; the edge adds it when a document lacks it).
-func (r *renderer) holdersWarnings(h *contract.Holders) []contract.Warning {
-	w := warnings(h.Warnings)
+// HoldersWarnings are the holders document's warnings as served, redacted
+// by redact, with the holders_sources_disagree warning, once, when its
+// cross-check disagrees (the collector writes it; the edge adds it when a
+// document lacks it).
+func HoldersWarnings(h *contract.Holders, redact func(string) string) []contract.Warning {
+	w := nonNilWarnings(h.Warnings)
 	out := make([]contract.Warning, 0, len(w)+1)
 	for _, x := range w {
-		out = append(out, contract.Warning{Code: x.Code, Message: r.Redact(x.Message)})
+		out = append(out, contract.Warning{Code: x.Code, Message: redact(x.Message)})
 	}
 	if h.CrossCheck == nil || h.CrossCheck.Verdict != contract.HoldersDisagree || slices.ContainsFunc(out, func(x contract.Warning) bool {
 		return x.Code == contract.WarnHoldersSourcesDisagree
 	}) {
 		return out
 	}
-	return append(out, contract.Warning{Code: contract.WarnHoldersSourcesDisagree, Message: r.Redact(h.CrossCheck.Reason)})
+	return append(out, contract.Warning{Code: contract.WarnHoldersSourcesDisagree, Message: redact(h.CrossCheck.Reason)})
 }
 
-// holdersCheckProblem is /api/status's problem of the holders document's
+// HoldersCheckProblem is /api/status's problem of the holders document's
 // cross-check, "" unless it disagrees; built from the check's figures, e.g.
 // "holders: cross-check disagree (getProgramAccounts 18342 at slot
 // 312345600, das 18101 at slot 312345640: 241 apart, 25 allowed over 40
 // slots)".
-func holdersCheckProblem(h *contract.Holders) string {
+func HoldersCheckProblem(h *contract.Holders) string {
 	if h == nil || h.CrossCheck == nil || h.CrossCheck.Verdict != contract.HoldersDisagree {
 		return ""
 	}
