@@ -183,7 +183,9 @@ func (c *Collector) Enumerate(ctx context.Context) (collector.Result, error) {
 	)
 	enumerated := true
 	if c.live != nil {
-		res, answered, enumerated, err = c.pollLive(ctx)
+		var lp livePoll
+		lp, err = c.pollLive(ctx)
+		res, answered, enumerated = lp.result, lp.answered, lp.enumerated
 		if ce := (*collector.Error)(nil); errors.As(err, &ce) && ce.Kind == contract.ErrKindTooLarge {
 			// The live tally keeps every account, the count only the
 			// holders: the count may still fit.

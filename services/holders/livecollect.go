@@ -234,16 +234,28 @@ func (c *Collector) publish(ctx context.Context) {
 	}
 }
 
+// livePoll is what a poll with a live count (pollLive) gives besides its
+// error.
+type livePoll struct {
+	// result is the document and its source, when the poll answered and
+	// did not fail.
+	result collector.Result
+	// answered is false when the poll must enumerate as without a
+	// subscription (none is subscribed).
+	answered bool
+	// enumerated says whether the poll read an enumeration: its anchor's,
+	// or that of a resync that ended since the last poll (takeResynced).
+	enumerated bool
+}
+
 // pollLive is the holders poll with a live count: the count when it is
 // live (a resync that is due starts beside it, startResync), else an
-// anchor. ok is
-// false when the poll must enumerate as without a subscription (none is
-// subscribed); enumerated says whether it read the enumeration.
-func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enumerated bool, err error) {
+// anchor.
+func (c *Collector) pollLive(ctx context.Context) (livePoll, error) {
 	c.awaitSubscription(ctx)
 	f := c.follower()
 	if f == nil {
-		return collector.Result{}, false, false, nil
+		return livePoll{}, nil
 	}
 	now := time.Now()
 	// The last resync's comparison, when it can be made, is made before
@@ -264,25 +276,25 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 	}
 	if running != nil {
 		if lc, _, live := f.Take(); live {
-			return c.liveResult(lc), true, false, nil
+			return livePoll{result: c.liveResult(lc), answered: true}, nil
 		}
 		// The live count ended during the resync (its socket did): its
 		// enumeration ends too; then this poll anchors on the next.
 		select {
 		case <-running:
 		case <-ctx.Done():
-			return collector.Result{}, true, false, ctx.Err()
+			return livePoll{answered: true}, ctx.Err()
 		}
 		return c.pollLive(ctx)
 	}
 	if !due {
 		if lc, _, live := f.Take(); live {
-			return c.liveResult(lc), true, c.takeResynced(), nil
+			return livePoll{result: c.liveResult(lc), answered: true, enumerated: c.takeResynced()}, nil
 		}
 	}
 	if !f.Subscribed() {
 		c.metrics.setLive("", false)
-		return collector.Result{}, false, false, nil
+		return livePoll{}, nil
 	}
 	doc, err := c.Anchor(ctx, f)
 	if err != nil {
@@ -291,16 +303,16 @@ func (c *Collector) pollLive(ctx context.Context) (res collector.Result, ok, enu
 		if errors.Is(err, follow.ErrNotFollowing) && doc.TokenAccounts > 0 {
 			// The socket ended during the enumeration: its count stands
 			// as an enumeration's.
-			return c.enumerationResult(doc, now), true, true, nil
+			return livePoll{result: c.enumerationResult(doc, now), answered: true, enumerated: true}, nil
 		}
-		return collector.Result{}, true, true, err
+		return livePoll{answered: true, enumerated: true}, err
 	}
 	c.anchored(doc, now, "holders anchored")
 	lc, _, live := f.Take()
 	if !live {
-		return c.enumerationResult(doc, now), true, true, nil
+		return livePoll{result: c.enumerationResult(doc, now), answered: true, enumerated: true}, nil
 	}
-	return c.liveResult(lc), true, true, nil
+	return livePoll{result: c.liveResult(lc), answered: true, enumerated: true}, nil
 }
 
 // startResync starts a resync of the live count (due at now) beside the

@@ -105,54 +105,91 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 		chk.Reason = fmt.Sprintf("%s lists no usable pair: there is no price to compare.", primary.name)
 		return chk, false
 	}
-	p1 := *p.PriceUSD
-	var prevDoc *contract.Market
-	var prevCheck *contract.PriceCheck
+	j := judgement{primary: primary, secondary: secondary, sv: sv, p1: *p.PriceUSD, p2: p2}
 	if prev != nil && prev.doc.Status == contract.MarketOK && prev.doc.PriceUSD != nil && prev.doc.PriceUSD.Sign() > 0 {
-		prevDoc, prevCheck = &prev.doc, prev.doc.CrossCheck
+		j.prevDoc, j.prevCheck = &prev.doc, prev.doc.CrossCheck
 	}
 
 	// Rule 4: the two aggregators' prices of the pair.
-	expired := false
-	disagreement := "" // what the aggregators' disagreement within the hold bound is, for a pending change
-	if p2 == nil {
-		chk.Verdict = contract.PriceSingleSource
-		chk.Reason = fmt.Sprintf("Only %s prices pair %s (%s: %s); the price is not cross-checked.", primary.name, chk.Pair, secondary.name, sv.State)
-	} else {
-		dev := relative(*p2, p1)
-		chk.Deviation = &dev
-		versus := fmt.Sprintf("%s prices pair %s at %s USD, %s from %s's %s USD", secondary.name, chk.Pair, p2.String(), pct(dev), primary.name, p1.String())
-		switch {
-		case dev.LessThanOrEqual(b.Tolerance):
-			chk.Verdict = contract.PriceAgreed
-			chk.Reason = fmt.Sprintf("Both aggregators price pair %s within the %s tolerance (%s apart).", chk.Pair, pct(b.Tolerance), pct(dev))
-		case dev.LessThanOrEqual(b.HoldBound):
-			chk.Verdict = contract.PriceDisagree
-			chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s tolerance; %s's figures are published.", versus, pct(b.Tolerance), primary.name)
-			disagreement = fmt.Sprintf(" The aggregators also disagree: %s, beyond the %s tolerance.", versus, pct(b.Tolerance))
-		default:
-			chk.HeldPolls = 1
-			if prevCheck != nil && prevCheck.HeldPolls > 0 {
-				chk.HeldPolls = prevCheck.HeldPolls + 1
-			}
-			if prevDoc != nil && chk.HeldPolls <= b.MaxHeldPolls {
-				chk.Verdict = contract.PriceHeld
-				chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s hold bound; the last published price is held (poll %d of at most %d).",
-					versus, pct(b.HoldBound), chk.HeldPolls, b.MaxHeldPolls)
-				return chk, true
-			}
-			expired = true
-			chk.Verdict = contract.PriceDisagree
-			chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s hold bound for %d polls (at most %d held); %s's figures are published.",
-				versus, pct(b.HoldBound), chk.HeldPolls, b.MaxHeldPolls, primary.name)
-		}
+	held, expired, disagreement := c.comparePrices(&chk, j)
+	if held {
+		return chk, true
 	}
 
 	// Rule 5: a jump or a new pair needs a second witness. A price whose
 	// hold ran out has had its witnesses.
-	if prevDoc == nil || expired {
+	if j.prevDoc == nil || expired {
 		return chk, false
 	}
+	return chk, c.awaitWitness(&chk, j, disagreement, now)
+}
+
+// judgement is what judge's rules 4 and 5 read: the two aggregators, the
+// secondary as the check shows it (sv), their prices of the primary's
+// selected pair (p1, and p2: nil when the secondary has none), and the
+// last published document with a positive price and its check (nil when
+// there is none).
+type judgement struct {
+	primary, secondary source
+	sv                 contract.PriceSource
+	p1                 decimal.Decimal
+	p2                 *decimal.Decimal
+	prevDoc            *contract.Market
+	prevCheck          *contract.PriceCheck
+}
+
+// comparePrices is judge's rule 4: it sets chk's verdict, reason,
+// deviation and held polls from the two aggregators' prices of the pair.
+// held says that the last published document is held (beyond the hold
+// bound), expired that the hold ran out, and disagreement is what the
+// aggregators' disagreement within the hold bound is, for a pending
+// change ("" when they agree).
+func (c *Collector) comparePrices(chk *contract.PriceCheck, j judgement) (held, expired bool, disagreement string) {
+	b := c.bounds
+	primary, secondary, p1, p2, prevCheck := j.primary, j.secondary, j.p1, j.p2, j.prevCheck
+	if p2 == nil {
+		chk.Verdict = contract.PriceSingleSource
+		chk.Reason = fmt.Sprintf("Only %s prices pair %s (%s: %s); the price is not cross-checked.", primary.name, chk.Pair, secondary.name, j.sv.State)
+		return false, false, ""
+	}
+	dev := relative(*p2, p1)
+	chk.Deviation = &dev
+	versus := fmt.Sprintf("%s prices pair %s at %s USD, %s from %s's %s USD", secondary.name, chk.Pair, p2.String(), pct(dev), primary.name, p1.String())
+	switch {
+	case dev.LessThanOrEqual(b.Tolerance):
+		chk.Verdict = contract.PriceAgreed
+		chk.Reason = fmt.Sprintf("Both aggregators price pair %s within the %s tolerance (%s apart).", chk.Pair, pct(b.Tolerance), pct(dev))
+	case dev.LessThanOrEqual(b.HoldBound):
+		chk.Verdict = contract.PriceDisagree
+		chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s tolerance; %s's figures are published.", versus, pct(b.Tolerance), primary.name)
+		disagreement = fmt.Sprintf(" The aggregators also disagree: %s, beyond the %s tolerance.", versus, pct(b.Tolerance))
+	default:
+		chk.HeldPolls = 1
+		if prevCheck != nil && prevCheck.HeldPolls > 0 {
+			chk.HeldPolls = prevCheck.HeldPolls + 1
+		}
+		if j.prevDoc != nil && chk.HeldPolls <= b.MaxHeldPolls {
+			chk.Verdict = contract.PriceHeld
+			chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s hold bound; the last published price is held (poll %d of at most %d).",
+				versus, pct(b.HoldBound), chk.HeldPolls, b.MaxHeldPolls)
+			return true, false, ""
+		}
+		expired = true
+		chk.Verdict = contract.PriceDisagree
+		chk.Reason = fmt.Sprintf("The aggregators disagree: %s, beyond the %s hold bound for %d polls (at most %d held); %s's figures are published.",
+			versus, pct(b.HoldBound), chk.HeldPolls, b.MaxHeldPolls, primary.name)
+	}
+	return false, expired, disagreement
+}
+
+// awaitWitness is judge's rule 5, for a price that has a previous one
+// (j.prevDoc) and no hold that ran out: a move beyond the move bound, or
+// a change of the selected pair, is confirmed by the other aggregator or
+// by the previous poll's pending change; unconfirmed, it makes chk say
+// so and reports that the last document is held.
+func (c *Collector) awaitWitness(chk *contract.PriceCheck, j judgement, disagreement string, now time.Time) bool {
+	b := c.bounds
+	primary, secondary, sv, p1, p2, prevDoc := j.primary, j.secondary, j.sv, j.p1, j.p2, j.prevDoc
 	old := *prevDoc.PriceUSD
 	kind := ""
 	switch {
@@ -161,7 +198,7 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 	case relative(p1, old).GreaterThan(b.MoveBound):
 		kind = contract.PendingPriceMove
 	default:
-		return chk, false
+		return false
 	}
 	jumps := func(x decimal.Decimal) bool {
 		return relative(x, old).GreaterThan(b.MoveBound) && x.Cmp(old) == p1.Cmp(old)
@@ -172,11 +209,11 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 	} else {
 		otherSaw = p2 != nil && jumps(*p2)
 	}
-	if pend := pendingOf(prevCheck); pend != nil && pend.Kind == kind && pend.Pair == chk.Pair {
+	if pend := pendingOf(j.prevCheck); pend != nil && pend.Kind == kind && pend.Pair == chk.Pair {
 		pollSaw = kind == contract.PendingPairChange || jumps(pend.PriceUSD)
 	}
 	if otherSaw || pollSaw {
-		return chk, false
+		return false
 	}
 	chk.Verdict = contract.PriceUnconfirmed
 	chk.Pending = &contract.PendingPrice{Kind: kind, Pair: chk.Pair, PriceUSD: p1, Source: primary.name, Since: now.UTC()}
@@ -190,7 +227,7 @@ func (c *Collector) judge(primary, secondary source, prev *published, now time.T
 	// (contract.PriceSourcesDisagree: deviation beyond the tolerance).
 	chk.Reason = fmt.Sprintf("%s sees %s that %s does not confirm; the last published price is held until the next poll confirms it.%s",
 		primary.name, what, secondary.name, disagreement)
-	return chk, true
+	return true
 }
 
 // fitHolds lowers b.MaxHeldPolls so that a price held that many polls,

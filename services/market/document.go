@@ -88,12 +88,32 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 	}
 	m := contract.Market{
 		Status:   contract.MarketNotIndexed,
-		Pairs:    make([]contract.Pair, 0, len(pairs)),
 		Official: make([]contract.OfficialPair, 0, len(in.Official)),
 		Rule:     Rule,
 		Warnings: []contract.Warning{},
 	}
-	kept := make([]bool, 0, len(pairs))
+	var kept []bool
+	m.Pairs, kept = detectPairs(pairs, in.Mint, official)
+
+	// Totals over kept pairs, then selection among the usable ones.
+	if cands := addTotals(&m, pairs, kept); len(cands) > 0 {
+		selectPair(&m, cands)
+	}
+
+	m.Pairs = sortPairs(m.Pairs, kept)
+
+	// Official pairs and warnings.
+	addOfficial(&m, in.Official)
+	addWarnings(&m, pairs, in)
+	return m, checkDocument(m)
+}
+
+// detectPairs lists every detected pair as the document shows it, the
+// kept ones with their side and price (pricePair), the others with the
+// reason they are not kept; kept says which are kept.
+func detectPairs(pairs []wirePair, mint string, official map[string]bool) (_ []contract.Pair, kept []bool) {
+	out := make([]contract.Pair, 0, len(pairs))
+	kept = make([]bool, 0, len(pairs))
 	for i := range pairs {
 		w := &pairs[i]
 		p := contract.Pair{
@@ -109,9 +129,9 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 			p.Reason = ReasonOtherChain
 		case w.Reject != "":
 			p.Reason = w.Reject
-		case w.Base.Address == in.Mint:
+		case w.Base.Address == mint:
 			p.Side = contract.SideBase
-		case w.Quote.Address == in.Mint:
+		case w.Quote.Address == mint:
 			p.Side = contract.SideQuote
 		default:
 			p.Reason = ReasonTokenNotInPair
@@ -119,11 +139,16 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 		if p.Side != "" {
 			pricePair(&p, w)
 		}
-		m.Pairs = append(m.Pairs, p)
+		out = append(out, p)
 		kept = append(kept, p.Side != "")
 	}
+	return out, kept
+}
 
-	// Totals over kept pairs, then selection among the usable ones.
+// addTotals adds the liquidity, volumes and transactions of the kept
+// pairs to m (m.Pairs[i] is pairs[i]), whose status is no_usable_pair
+// when one is kept, and returns the usable pairs.
+func addTotals(m *contract.Market, pairs []wirePair, kept []bool) []candidate {
 	var cands []candidate
 	for i := range m.Pairs {
 		if !kept[i] {
@@ -150,39 +175,45 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 			cands = append(cands, c)
 		}
 	}
-	if len(cands) > 0 {
-		best := slices.MinFunc(cands, func(a, b candidate) int {
-			if c := b.liq.Cmp(a.liq); c != 0 {
-				return c // higher liquidity first
-			}
-			if a.pair.Official != b.pair.Official {
-				if a.pair.Official {
-					return -1
-				}
-				return 1
-			}
-			return cmp.Compare(a.pair.Address, b.pair.Address)
-		})
-		m.Status = contract.MarketOK
-		m.PriceUSD, m.PriceQuote = best.pair.PriceUSD, best.pair.PriceQuote
-		m.PriceBasis = priceBasis(best.pair.Side, best.wire)
-		m.QuoteSymbol = best.pair.Quote.Symbol
-		if best.pair.Side == contract.SideQuote {
-			m.QuoteSymbol = best.pair.Base.Symbol
-		}
-		// The aggregators' price change is the base token's. Where the
-		// token is the quote it says nothing of the token's USD price, so
-		// it is left out rather than mislabelled.
-		if best.pair.Side == contract.SideBase {
-			m.PriceChange = best.wire.Change
-		}
-		sel := *best.pair
-		m.Selected = &sel
-	}
+	return cands
+}
 
-	// Stable order: kept pairs by liquidity (absent last), then address;
-	// pairs that are not kept after them.
-	order := make([]int, len(m.Pairs))
+// selectPair selects the usable pair with the highest liquidity (ties:
+// an official pair, then the smaller address) and makes m's price its.
+func selectPair(m *contract.Market, cands []candidate) {
+	best := slices.MinFunc(cands, func(a, b candidate) int {
+		if c := b.liq.Cmp(a.liq); c != 0 {
+			return c // higher liquidity first
+		}
+		if a.pair.Official != b.pair.Official {
+			if a.pair.Official {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.pair.Address, b.pair.Address)
+	})
+	m.Status = contract.MarketOK
+	m.PriceUSD, m.PriceQuote = best.pair.PriceUSD, best.pair.PriceQuote
+	m.PriceBasis = priceBasis(best.pair.Side, best.wire)
+	m.QuoteSymbol = best.pair.Quote.Symbol
+	if best.pair.Side == contract.SideQuote {
+		m.QuoteSymbol = best.pair.Base.Symbol
+	}
+	// The aggregators' price change is the base token's. Where the
+	// token is the quote it says nothing of the token's USD price, so
+	// it is left out rather than mislabelled.
+	if best.pair.Side == contract.SideBase {
+		m.PriceChange = best.wire.Change
+	}
+	sel := *best.pair
+	m.Selected = &sel
+}
+
+// sortPairs returns the pairs in a stable order: kept pairs by liquidity
+// (absent last), then address; pairs that are not kept after them.
+func sortPairs(pairs []contract.Pair, kept []bool) []contract.Pair {
+	order := make([]int, len(pairs))
 	for i := range order {
 		order[i] = i
 	}
@@ -193,7 +224,7 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 			}
 			return 1
 		}
-		la, lb := m.Pairs[a].LiquidityUSD, m.Pairs[b].LiquidityUSD
+		la, lb := pairs[a].LiquidityUSD, pairs[b].LiquidityUSD
 		switch {
 		case la != nil && lb == nil:
 			return -1
@@ -204,16 +235,19 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 				return c
 			}
 		}
-		return cmp.Compare(m.Pairs[a].Address, m.Pairs[b].Address)
+		return cmp.Compare(pairs[a].Address, pairs[b].Address)
 	})
 	sorted := make([]contract.Pair, len(order))
 	for i, j := range order {
-		sorted[i] = m.Pairs[j]
+		sorted[i] = pairs[j]
 	}
-	m.Pairs = sorted
+	return sorted
+}
 
-	// Official pairs and warnings.
-	for _, addr := range in.Official {
+// addOfficial lists the official pairs in m, whether each is kept and
+// selected, with a warning for each one the aggregator does not list.
+func addOfficial(m *contract.Market, official []string) {
+	for _, addr := range official {
 		op := contract.OfficialPair{Address: addr}
 		for i := range m.Pairs {
 			if p := &m.Pairs[i]; p.Address == addr && p.Side != "" {
@@ -227,6 +261,12 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 				Message: fmt.Sprintf("Official pair %s is not listed by the aggregator for this token.", addr)})
 		}
 	}
+}
+
+// addWarnings adds m's other warnings: a selected pair that is not
+// official, a price move since the previous document, the fallback
+// source, and upstream data cleaned.
+func addWarnings(m *contract.Market, pairs []wirePair, in buildInput) {
 	if m.Selected != nil && len(in.Official) > 0 && !m.Selected.Official {
 		m.Warnings = append(m.Warnings, contract.Warning{Code: WarnSelectedPairNotOfficial,
 			Message: fmt.Sprintf("The price comes from pair %s (%s), which is not an official pair: it has the most liquidity.", m.Selected.Address, m.Selected.DexID)})
@@ -241,7 +281,6 @@ func buildMarket(pairs []wirePair, in buildInput) (contract.Market, error) {
 	if w, ok := cleanedWarning(pairs); ok {
 		m.Warnings = append(m.Warnings, w)
 	}
-	return m, checkDocument(m)
 }
 
 // priceBasis is the basis of a usable pair's price (pricePair): its

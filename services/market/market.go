@@ -128,13 +128,9 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	if err != nil {
 		errs = append(errs, fmt.Errorf("GECKOTERMINAL_URL: %w", err))
 	}
-	moveText := token.PriceMoveWarning
-	if moveText == "" {
-		moveText = DefaultPriceMoveWarning
-	}
-	move, err := decimal.NewFromString(moveText)
-	if err != nil || move.Sign() <= 0 {
-		errs = append(errs, fmt.Errorf("token price_move_warning: %q is not a positive decimal share such as 0.5", moveText))
+	move, err := priceMoveShare(token)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	bounds, err := token.PriceBounds()
 	if err != nil {
@@ -165,17 +161,7 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 		reg = prometheus.NewRegistry() // nobody scrapes it
 	}
 	f := promauto.With(reg)
-	asked := bounds.MaxHeldPolls
-	bounds, capped := fitHolds(bounds, timing)
-	if capped {
-		log.Warn("price_max_held_polls lowered: a held price must not outlive MARKET_TTL",
-			"price_max_held_polls", asked, "effective", bounds.MaxHeldPolls,
-			"market_refresh", timing.Refresh.String(), "market_ttl", timing.TTL.String())
-	}
-	if gtPace := time.Minute / time.Duration(cfg.GeckoTerminalRPM); !cfg.DisableFallback && timing.Refresh < gtPace {
-		log.Warn("MARKET_REFRESH is shorter than GeckoTerminal's budget allows: polls that find it spent are not cross-checked (single_source)",
-			"market_refresh", timing.Refresh.String(), "market_geckoterminal_rpm", cfg.GeckoTerminalRPM)
-	}
+	bounds = fitTiming(log, cfg, bounds, timing)
 	c := &Collector{
 		cfg:       cfg,
 		mint:      token.Mint,
@@ -202,7 +188,47 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 	for _, p := range token.OfficialPairs {
 		c.official = append(c.official, p.Address)
 	}
-	c.runner = &collector.Runner{
+	c.runner = c.newRunner(common, deps, timing)
+	return c, nil
+}
+
+// priceMoveShare is the token file's price move warning as a share (0.5
+// = 50 %), DefaultPriceMoveWarning when it sets none.
+func priceMoveShare(token config.Token) (decimal.Decimal, error) {
+	moveText := token.PriceMoveWarning
+	if moveText == "" {
+		moveText = DefaultPriceMoveWarning
+	}
+	move, err := decimal.NewFromString(moveText)
+	if err != nil || move.Sign() <= 0 {
+		return move, fmt.Errorf("token price_move_warning: %q is not a positive decimal share such as 0.5", moveText)
+	}
+	return move, nil
+}
+
+// fitTiming returns the price cross-check bounds with MaxHeldPolls fitted
+// to the market TTL (fitHolds), and logs a warning when it lowers it, and
+// when MARKET_REFRESH is shorter than GeckoTerminal's budget allows.
+func fitTiming(log *slog.Logger, cfg Config, bounds config.PriceBounds, timing contract.Timing) config.PriceBounds {
+	asked := bounds.MaxHeldPolls
+	bounds, capped := fitHolds(bounds, timing)
+	if capped {
+		log.Warn("price_max_held_polls lowered: a held price must not outlive MARKET_TTL",
+			"price_max_held_polls", asked, "effective", bounds.MaxHeldPolls,
+			"market_refresh", timing.Refresh.String(), "market_ttl", timing.TTL.String())
+	}
+	if gtPace := time.Minute / time.Duration(cfg.GeckoTerminalRPM); !cfg.DisableFallback && timing.Refresh < gtPace {
+		log.Warn("MARKET_REFRESH is shorter than GeckoTerminal's budget allows: polls that find it spent are not cross-checked (single_source)",
+			"market_refresh", timing.Refresh.String(), "market_geckoterminal_rpm", cfg.GeckoTerminalRPM)
+	}
+	return bounds
+}
+
+// newRunner is the collector's runner: one job, the market domain polled
+// from DexScreener every MARKET_REFRESH.
+func (c *Collector) newRunner(common config.Common, deps collector.Deps, timing contract.Timing) *collector.Runner {
+	cfg := c.cfg
+	return &collector.Runner{
 		Name:      contract.CollectorMarket,
 		Store:     deps.Store,
 		Metrics:   deps.Metrics,
@@ -218,7 +244,6 @@ func New(common config.Common, token config.Token, cfg Config, deps collector.De
 			Poll:     c.Poll,
 		}},
 	}
-	return c, nil
 }
 
 // baseURL checks an aggregator base URL and drops a trailing slash. Its

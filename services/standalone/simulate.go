@@ -65,36 +65,15 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 			return err
 		}
 		file = &t
-		if o.Mint != "" && o.Mint != t.Mint {
-			return fmt.Errorf("--mint %s differs from the mint %s of the token file (TOKEN_CONFIG=%s): "+
-				"drop --mint to simulate the file's token, or unset TOKEN_CONFIG to simulate another mint", o.Mint, t.Mint, c.TokenConfig)
+		if mint, err = mintOfFile(c, o.Mint, t, warn); err != nil {
+			return err
 		}
-		mint = t.Mint
-		if c.TokenMint != "" && c.TokenMint != t.Mint {
-			_, _ = fmt.Fprintf(warn, "simulate: warning: TOKEN_MINT=%s overrides the mint %s of the token file: the services will serve %s, so it is the one simulated; unset TOKEN_MINT to serve the file's mint\n",
-				c.TokenMint, t.Mint, c.TokenMint)
-			mint = c.TokenMint
-		}
-		if !o.NameSet && t.Name != "" {
-			so.Name = t.Name
-		}
-		if !o.SymbolSet && t.Symbol != "" {
-			so.Symbol = t.Symbol
-		}
-		if t.Decimals != nil {
-			so.Decimals, so.Decimals0 = *t.Decimals, *t.Decimals == 0
-		}
+		so = withTokenFile(so, o, t)
 		maxSupply = t.MaxSupply
 	} else {
-		switch {
-		case o.Mint != "" && c.TokenMint != "" && o.Mint != c.TokenMint:
-			return fmt.Errorf("--mint %s differs from TOKEN_MINT=%s: give one", o.Mint, c.TokenMint)
-		case o.Mint != "":
-			mint = o.Mint
-		case c.TokenMint != "":
-			mint = c.TokenMint
-		default:
-			mint = config.DemoMint
+		var err error
+		if mint, err = mintWithoutFile(c, o.Mint); err != nil {
+			return err
 		}
 		if maxSupply == "" {
 			maxSupply = config.DemoMaxSupply
@@ -116,6 +95,69 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 		return err
 	}
 	defer sim.Close()
+	if err := setPairsAndFaults(sim, file, o); err != nil {
+		return err
+	}
+	var b strings.Builder
+	writeSimHeader(&b, so, o)
+	writeSimVariables(&b, c, sim, file, mint, maxSupply)
+	_, _ = io.WriteString(out, b.String())
+	<-ctx.Done()
+	return nil
+}
+
+// mintOfFile is the mint simulated for token file t: the file's, or
+// TOKEN_MINT (with a warning on warn) when it differs, since the services
+// would serve it. A --mint (given) that differs from the file's is
+// refused.
+func mintOfFile(c config.Common, given string, t config.Token, warn io.Writer) (string, error) {
+	if given != "" && given != t.Mint {
+		return "", fmt.Errorf("--mint %s differs from the mint %s of the token file (TOKEN_CONFIG=%s): "+
+			"drop --mint to simulate the file's token, or unset TOKEN_CONFIG to simulate another mint", given, t.Mint, c.TokenConfig)
+	}
+	mint := t.Mint
+	if c.TokenMint != "" && c.TokenMint != t.Mint {
+		_, _ = fmt.Fprintf(warn, "simulate: warning: TOKEN_MINT=%s overrides the mint %s of the token file: the services will serve %s, so it is the one simulated; unset TOKEN_MINT to serve the file's mint\n",
+			c.TokenMint, t.Mint, c.TokenMint)
+		mint = c.TokenMint
+	}
+	return mint, nil
+}
+
+// withTokenFile gives so the token file's name and symbol (unless the
+// flags gave them) and decimals.
+func withTokenFile(so simulator.Options, o SimulateOptions, t config.Token) simulator.Options {
+	if !o.NameSet && t.Name != "" {
+		so.Name = t.Name
+	}
+	if !o.SymbolSet && t.Symbol != "" {
+		so.Symbol = t.Symbol
+	}
+	if t.Decimals != nil {
+		so.Decimals, so.Decimals0 = *t.Decimals, *t.Decimals == 0
+	}
+	return so
+}
+
+// mintWithoutFile is the mint simulated without a token file: --mint
+// (given), TOKEN_MINT or the demo mint; a --mint and a TOKEN_MINT that
+// differ are refused.
+func mintWithoutFile(c config.Common, given string) (string, error) {
+	switch {
+	case given != "" && c.TokenMint != "" && given != c.TokenMint:
+		return "", fmt.Errorf("--mint %s differs from TOKEN_MINT=%s: give one", given, c.TokenMint)
+	case given != "":
+		return given, nil
+	case c.TokenMint != "":
+		return c.TokenMint, nil
+	default:
+		return config.DemoMint, nil
+	}
+}
+
+// setPairsAndFaults gives the started simulator the token file's official pairs and
+// the faults of o.
+func setPairsAndFaults(sim *simulator.Sim, file *config.Token, o SimulateOptions) error {
 	if file != nil && len(file.OfficialPairs) > 0 {
 		addrs := make([]string, len(file.OfficialPairs))
 		for i, p := range file.OfficialPairs {
@@ -133,54 +175,61 @@ func Simulate(ctx context.Context, c config.Common, o SimulateOptions, out, warn
 			return fmt.Errorf("--fault %w", err)
 		}
 	}
+	return nil
+}
+
+// writeSimHeader writes the comment lines that say what is simulated: the
+// token and the faults.
+func writeSimHeader(b *strings.Builder, so simulator.Options, o SimulateOptions) {
 	program := "Token-2022"
 	if so.Classic {
 		program = "Token"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# tokendata simulator: mint %s (%s program, %d decimals, %d token accounts, name %q, symbol %q)\n",
-		mint, program, so.Decimals, so.Accounts, so.Name, so.Symbol)
+	fmt.Fprintf(b, "# tokendata simulator: mint %s (%s program, %d decimals, %d token accounts, name %q, symbol %q)\n",
+		so.Mint, program, so.Decimals, so.Accounts, so.Name, so.Symbol)
 	for _, f := range o.Faults {
-		fmt.Fprintf(&b, "# fault: %s on %s\n", f.Fault.Kind, f.Route)
+		fmt.Fprintf(b, "# fault: %s on %s\n", f.Fault.Kind, f.Route)
 	}
 	for _, nf := range o.NodeFaults {
 		text := nodeFaultText(nf.Fault)
 		if sf := socketFaultText(nf.Fault.Socket); sf != "" {
 			text += "; " + sf
 		}
-		fmt.Fprintf(&b, "# fault: ledger node %d: %s\n", nf.Node, text)
+		fmt.Fprintf(b, "# fault: ledger node %d: %s\n", nf.Node, text)
 	}
+}
+
+// writeSimVariables writes the variables that point the services at sim,
+// and without a token file the simulated official pairs for one.
+func writeSimVariables(b *strings.Builder, c config.Common, sim *simulator.Sim, file *config.Token, mint, maxSupply string) {
 	if file != nil {
-		fmt.Fprintf(&b, "TOKEN_CONFIG=%s\n", c.TokenConfig)
+		fmt.Fprintf(b, "TOKEN_CONFIG=%s\n", c.TokenConfig)
 		if mint != file.Mint {
-			fmt.Fprintf(&b, "TOKEN_MINT=%s\n", mint)
+			fmt.Fprintf(b, "TOKEN_MINT=%s\n", mint)
 		}
 	} else {
-		fmt.Fprintf(&b, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\n", mint, maxSupply)
+		fmt.Fprintf(b, "TOKEN_MINT=%s\nTOKEN_MAX_SUPPLY=%s\n", mint, maxSupply)
 	}
 	if len(sim.NodeURLs) > 0 {
 		// the nodes for the supply collector; the faultless node for holders
-		fmt.Fprintf(&b, "SOLANA_RPC_URLS=%s\nHOLDERS_RPC_URL=%s\n", strings.Join(sim.NodeURLs, ","), sim.RPCURL)
+		fmt.Fprintf(b, "SOLANA_RPC_URLS=%s\nHOLDERS_RPC_URL=%s\n", strings.Join(sim.NodeURLs, ","), sim.RPCURL)
 		ws := make([]string, len(sim.NodeURLs))
 		for i, u := range sim.NodeURLs {
 			ws[i] = config.DeriveWS(config.Secret(u)).Reveal()
 		}
-		fmt.Fprintf(&b, "SOLANA_WS_URLS=%s\n", strings.Join(ws, ","))
+		fmt.Fprintf(b, "SOLANA_WS_URLS=%s\n", strings.Join(ws, ","))
 	} else {
-		fmt.Fprintf(&b, "SOLANA_RPC_URL=%s\nSOLANA_WS_URLS=%s\n", sim.RPCURL, config.DeriveWS(config.Secret(sim.RPCURL)).Reveal())
+		fmt.Fprintf(b, "SOLANA_RPC_URL=%s\nSOLANA_WS_URLS=%s\n", sim.RPCURL, config.DeriveWS(config.Secret(sim.RPCURL)).Reveal())
 	}
-	fmt.Fprintf(&b, "DEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.DexScreenerURL, sim.GeckoTerminalURL)
+	fmt.Fprintf(b, "DEXSCREENER_URL=%s\nGECKOTERMINAL_URL=%s\n", sim.DexScreenerURL, sim.GeckoTerminalURL)
 	// what the services publish from here is marked simulated
 	b.WriteString("UPSTREAMS_SIMULATED=true\n")
 	if file == nil {
 		b.WriteString("# the simulated official pairs, for a token file:\n# official_pairs:\n")
 		for _, p := range sim.OfficialPairs {
-			fmt.Fprintf(&b, "#   - {address: %s, dex: %s, base: %s, quote: %s}\n", p.Address, p.Dex, p.Base, p.Quote)
+			fmt.Fprintf(b, "#   - {address: %s, dex: %s, base: %s, quote: %s}\n", p.Address, p.Dex, p.Base, p.Quote)
 		}
 	}
-	_, _ = io.WriteString(out, b.String())
-	<-ctx.Done()
-	return nil
 }
 
 // checkNodes refuses a --node-port without ledger nodes and a fault of a

@@ -95,26 +95,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var sim *simulator.Sim
 	if demo {
-		// The first line says it: nothing served here is real.
-		log.Warn("DEMO MODE: serving a simulated token from the built-in simulator; " +
-			"set TOKEN_CONFIG (or TOKEN_MINT with TOKEN_MAX_SUPPLY) to serve a real token")
-		so := o.Sim
-		if so == (simulator.Options{}) {
-			so = DemoSim
-		}
-		so.Mint = token.Mint
-		if sim, err = simulator.Start(ctx, so); err != nil {
-			return fmt.Errorf("demo simulator: %w", err)
+		if sim, err = startDemo(ctx, log, o.Sim, token.Mint); err != nil {
+			return err
 		}
 		defer sim.Close()
-		common.SolanaRPCURL = config.Secret(sim.RPCURL)
-		common.HoldersRPCURL = ""
-		common.DexScreenerURL, common.GeckoTerminalURL = sim.DexScreenerURL, sim.GeckoTerminalURL
-		for _, p := range sim.OfficialPairs {
-			token.OfficialPairs = append(token.OfficialPairs, config.OfficialPair{Address: p.Address, Dex: p.Dex, Base: p.Base, Quote: p.Quote})
-			token.Exchanges = append(token.Exchanges, config.Exchange{Name: p.Dex + " (simulated)", Type: "dex",
-				Pair: p.Address, Base: p.Base, Quote: p.Quote, InfoURL: p.URL, Official: true})
-		}
+		common, token = onSimulator(common, token, sim)
 	}
 	logging.Start(log, common)
 
@@ -125,58 +110,19 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer func() { _ = st.Close() }()
 	if demo {
-		started := time.Now()
-		n, err := seedHistory(ctx, st, sim, token, common.Timings(), started)
-		if err != nil {
-			return fmt.Errorf("demo history: %w", err)
+		if err := seedDemo(ctx, log, st, sim, token, common); err != nil {
+			return err
 		}
-		log.Info("demo history seeded: a simulated past, marked simulated", "days", int(SeedSpan.Hours()/24),
-			"points", n, "took", time.Since(started).Round(time.Millisecond).String())
 	}
 
 	reg := ops.NewRegistry("standalone")
 	deps := collector.NewDeps(st, reg, log)
 	simulated := demo || common.UpstreamsSimulated // the built-in simulator, or another one
 	deps.Simulated = simulated
-
-	supplyCfg, err := supply.LoadConfig()
+	edgeDeps := edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: simulated}
+	collectors, api, err := newServices(common, token, deps, edgeDeps, demo)
 	if err != nil {
-		return fmt.Errorf("supply config: %w", err)
-	}
-	holdersCfg, err := holders.LoadConfig()
-	if err != nil {
-		return fmt.Errorf("holders config: %w", err)
-	}
-	marketCfg, err := market.LoadConfig()
-	if err != nil {
-		return fmt.Errorf("market config: %w", err)
-	}
-	edgeCfg, err := edge.LoadConfig()
-	if err != nil {
-		return fmt.Errorf("edge config: %w", err)
-	}
-	sup, err := supply.New(common, token, supplyCfg, withLog(deps, "supply"))
-	if err != nil {
-		return fmt.Errorf("supply: %w", err)
-	}
-	mkt, err := market.New(common, token, marketCfg, withLog(deps, "market"))
-	if err != nil {
-		return fmt.Errorf("market: %w", err)
-	}
-	hld, err := holders.New(common, token, holdersCfg, withLog(deps, "holders"))
-	if err != nil {
-		return fmt.Errorf("holders: %w", err)
-	}
-	// Demo mode signs with a key made for this process (marked generated
-	// in /api/status) unless SIGNING_KEY_FILE names one.
-	key, prev, err := edge.LoadKeys(demo)
-	if err != nil {
-		return fmt.Errorf("edge: %w", err)
-	}
-	api, err := edge.New(common, token, edgeCfg, edge.Deps{Store: st, Registry: reg, Log: log.With("component", "edge"), Demo: simulated,
-		SigningKey: key, PreviousKey: prev})
-	if err != nil {
-		return fmt.Errorf("edge: %w", err)
+		return err
 	}
 
 	apiL, err := listen(o.APIListener, common.HTTPAddr, "HTTP_ADDR")
@@ -191,18 +137,112 @@ func Run(ctx context.Context, o Options) error {
 	opsSrv := process.OpsServer(common, reg, api.Ready, opsL, log)
 
 	info := Info{Demo: demo, Mint: token.Mint, Token: token, API: "http://" + hostPort(apiL), Ops: "http://" + hostPort(opsL), Sim: sim, Store: st}
-	log.Info("standalone ready", "mint", token.Mint, "demo", demo, "store", backend, "api", info.API, "ops", info.Ops)
+	announce(o, log, info, backend)
+	serveAPI := func(ctx context.Context) error { return api.RunOn(ctx, apiL) }
+	return lifecycle.RunWithOps(ctx, opsSrv, append([]lifecycle.Actor{serveAPI}, collectors...)...)
+}
+
+// startDemo starts the demo simulator of mint (so, or DemoSim when so is
+// zero).
+func startDemo(ctx context.Context, log *slog.Logger, so simulator.Options, mint string) (*simulator.Sim, error) {
+	// The first line says it: nothing served here is real.
+	log.Warn("DEMO MODE: serving a simulated token from the built-in simulator; " +
+		"set TOKEN_CONFIG (or TOKEN_MINT with TOKEN_MAX_SUPPLY) to serve a real token")
+	if so == (simulator.Options{}) {
+		so = DemoSim
+	}
+	so.Mint = mint
+	sim, err := simulator.Start(ctx, so)
+	if err != nil {
+		return nil, fmt.Errorf("demo simulator: %w", err)
+	}
+	return sim, nil
+}
+
+// onSimulator points the upstreams at sim, and gives the token the
+// simulator's official pairs and their exchanges.
+func onSimulator(common config.Common, token config.Token, sim *simulator.Sim) (config.Common, config.Token) {
+	common.SolanaRPCURL = config.Secret(sim.RPCURL)
+	common.HoldersRPCURL = ""
+	common.DexScreenerURL, common.GeckoTerminalURL = sim.DexScreenerURL, sim.GeckoTerminalURL
+	for _, p := range sim.OfficialPairs {
+		token.OfficialPairs = append(token.OfficialPairs, config.OfficialPair{Address: p.Address, Dex: p.Dex, Base: p.Base, Quote: p.Quote})
+		token.Exchanges = append(token.Exchanges, config.Exchange{Name: p.Dex + " (simulated)", Type: "dex",
+			Pair: p.Address, Base: p.Base, Quote: p.Quote, InfoURL: p.URL, Official: true})
+	}
+	return common, token
+}
+
+// seedDemo writes the demo's simulated past into the store.
+func seedDemo(ctx context.Context, log *slog.Logger, st *store.Store, sim *simulator.Sim, token config.Token, common config.Common) error {
+	started := time.Now()
+	n, err := seedHistory(ctx, st, sim, token, common.Timings(), started)
+	if err != nil {
+		return fmt.Errorf("demo history: %w", err)
+	}
+	log.Info("demo history seeded: a simulated past, marked simulated", "days", int(SeedSpan.Hours()/24),
+		"points", n, "took", time.Since(started).Round(time.Millisecond).String())
+	return nil
+}
+
+// newServices loads the configuration of the three collectors and of the
+// edge, and builds them (the edge with its signing keys); it returns the
+// collectors' Run and the edge.
+func newServices(common config.Common, token config.Token, deps collector.Deps, edgeDeps edge.Deps, demo bool) ([]lifecycle.Actor, *edge.Server, error) {
+	supplyCfg, err := supply.LoadConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("supply config: %w", err)
+	}
+	holdersCfg, err := holders.LoadConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("holders config: %w", err)
+	}
+	marketCfg, err := market.LoadConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("market config: %w", err)
+	}
+	edgeCfg, err := edge.LoadConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("edge config: %w", err)
+	}
+	sup, err := supply.New(common, token, supplyCfg, withLog(deps, "supply"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("supply: %w", err)
+	}
+	mkt, err := market.New(common, token, marketCfg, withLog(deps, "market"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("market: %w", err)
+	}
+	hld, err := holders.New(common, token, holdersCfg, withLog(deps, "holders"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("holders: %w", err)
+	}
+	// Demo mode signs with a key made for this process (marked generated
+	// in /api/status) unless SIGNING_KEY_FILE names one.
+	key, prev, err := edge.LoadKeys(demo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("edge: %w", err)
+	}
+	edgeDeps.SigningKey, edgeDeps.PreviousKey = key, prev
+	api, err := edge.New(common, token, edgeCfg, edgeDeps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("edge: %w", err)
+	}
+	return []lifecycle.Actor{sup.Run, mkt.Run, hld.Run}, api, nil
+}
+
+// announce logs that the process is ready, writes the banner and calls
+// o.Started.
+func announce(o Options, log *slog.Logger, info Info, backend string) {
+	log.Info("standalone ready", "mint", info.Mint, "demo", info.Demo, "store", backend, "api", info.API, "ops", info.Ops)
 	if o.Banner != nil {
 		_, _ = fmt.Fprintf(o.Banner, "\ntokendata standalone (%s store%s) for mint %s\n  API:     %s/api/market\n  Status:  %s/api/status\n  OpenAPI: %s/api/openapi.json\n  Metrics: %s/metrics\n\n",
-			backend, map[bool]string{true: ", DEMO MODE: simulated upstreams", false: ""}[demo], token.Mint,
+			backend, map[bool]string{true: ", DEMO MODE: simulated upstreams", false: ""}[info.Demo], info.Mint,
 			info.API, info.API, info.API, info.Ops)
 	}
 	if o.Started != nil {
 		o.Started(info)
 	}
-	return lifecycle.RunWithOps(ctx, opsSrv,
-		func(ctx context.Context) error { return api.RunOn(ctx, apiL) },
-		sup.Run, mkt.Run, hld.Run)
 }
 
 func withLog(d collector.Deps, name string) collector.Deps {

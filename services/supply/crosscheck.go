@@ -93,8 +93,32 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 		PerNode: make([]contract.LedgerNode, len(answers)), Issues: []string{}}
 
 	// Group the answers by figure, in the order first seen.
-	var figs []figure
-	slots := map[figure][]uint64{}
+	figs, slots := groupByFigure(answers)
+	var qslot uint64
+	out.agreed, qslot = quorumFigure(figs, slots, in)
+
+	judgeNodes(&cc, out.ahead, answers, in, out.agreed, qslot, slots)
+	switch {
+	case out.agreed == nil:
+		cc.State = contract.CrossCheckNoQuorum
+	case len(cc.Issues) > 0:
+		cc.State = contract.CrossCheckDegraded
+		cc.Slot = qslot
+	default:
+		cc.State = contract.CrossCheckAgreed
+		cc.Slot = qslot
+	}
+	if out.agreed != nil {
+		out.winner = latestWith(answers, *out.agreed)
+	}
+	out.cc = cc
+	return out
+}
+
+// groupByFigure lists the figures answered, in the order first seen, and
+// the slots each was answered at.
+func groupByFigure(answers []nodeAnswer) (figs []figure, slots map[figure][]uint64) {
+	slots = map[figure][]uint64{}
 	for _, a := range answers {
 		if !a.answered() {
 			continue
@@ -104,7 +128,13 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 		}
 		slots[a.fig] = append(slots[a.fig], a.slot)
 	}
-	var qslot uint64
+	return figs, slots
+}
+
+// quorumFigure is the figure a quorum confirms at the highest slot, and
+// that slot; at a tie the last published figure wins, else neither does
+// (nil).
+func quorumFigure(figs []figure, slots map[figure][]uint64, in compareInput) (agreed *figure, qslot uint64) {
 	tie := false
 	for _, f := range figs {
 		s := slices.Clone(slots[f])
@@ -114,22 +144,30 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 		slices.Sort(s)
 		q := s[len(s)-in.quorum] // Quorum nodes are at this slot or after
 		switch {
-		case out.agreed == nil || q > qslot:
+		case agreed == nil || q > qslot:
 			f := f
-			out.agreed, qslot, tie = &f, q, false
+			agreed, qslot, tie = &f, q, false
 		case q == qslot && in.published != nil && f == *in.published:
 			f := f
-			out.agreed, tie = &f, false
-		case q == qslot && (in.published == nil || *out.agreed != *in.published):
+			agreed, tie = &f, false
+		case q == qslot && (in.published == nil || *agreed != *in.published):
 			tie = true // two figures with a quorum at one slot: neither wins
 		}
 	}
 	if tie {
-		out.agreed = nil
+		agreed = nil
 	}
+	return agreed, qslot
+}
 
+// judgeNodes gives each node its verdict in cc (PerNode, Agreed and
+// Issues) against the reference figure: the agreed one (nil without a
+// quorum at qslot), else the last published one. The nodes ahead in this
+// poll are recorded in ahead.
+func judgeNodes(cc *contract.LedgerCrossCheck, ahead map[int]aheadSeen, answers []nodeAnswer, in compareInput,
+	agreed *figure, qslot uint64, slots map[figure][]uint64) {
 	// The reference figure: the agreed one, else the last published one.
-	ref := out.agreed
+	ref := agreed
 	if ref == nil {
 		ref = in.published
 	}
@@ -137,7 +175,7 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 	if ref != nil && len(slots[*ref]) > 0 {
 		s := slots[*ref]
 		lo, hi = slices.Min(s), slices.Max(s)
-		if out.agreed != nil {
+		if agreed != nil {
 			lo = qslot
 		}
 	}
@@ -191,9 +229,9 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 			}
 			n.Verdict = contract.NodeAhead
 			if seen && prev.fig == a.fig {
-				out.ahead[a.node] = prev
+				ahead[a.node] = prev
 			} else {
-				out.ahead[a.node] = aheadSeen{fig: a.fig, since: in.now}
+				ahead[a.node] = aheadSeen{fig: a.fig, since: in.now}
 			}
 		default:
 			n.Verdict = contract.NodeDisagreeing
@@ -202,26 +240,19 @@ func compare(answers []nodeAnswer, in compareInput) crossCheck {
 		}
 		cc.PerNode[i] = n
 	}
-	switch {
-	case out.agreed == nil:
-		cc.State = contract.CrossCheckNoQuorum
-	case len(cc.Issues) > 0:
-		cc.State = contract.CrossCheckDegraded
-		cc.Slot = qslot
-	default:
-		cc.State = contract.CrossCheckAgreed
-		cc.Slot = qslot
-	}
-	if out.agreed != nil {
-		for i := range answers {
-			a := &answers[i]
-			if a.answered() && a.fig == *out.agreed && (out.winner == nil || a.slot > out.winner.slot) {
-				out.winner = a
-			}
+}
+
+// latestWith is the answer of fig at the highest slot (the first of
+// them at a tie).
+func latestWith(answers []nodeAnswer, fig figure) *nodeAnswer {
+	var winner *nodeAnswer
+	for i := range answers {
+		a := &answers[i]
+		if a.answered() && a.fig == fig && (winner == nil || a.slot > winner.slot) {
+			winner = a
 		}
 	}
-	out.cc = cc
-	return out
+	return winner
 }
 
 // ledgerTip is the slot that quorum of the answering nodes have reached,

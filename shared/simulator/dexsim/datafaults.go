@@ -92,106 +92,128 @@ func DataFaultPairs(kind fault.Kind, m Market) []Pair {
 }
 
 func dataFaultPairs(kind fault.Kind, m *Market) []extraPair {
+	top := topLiquidity(m)
+	switch kind {
+	case fault.HostileHTML:
+		a := newExtraPair("html pair", otherToken("html other a", "Evil", "EVL"), "1", top)
+		a.Address = HostilePairAddress
+		b := newExtraPair("html token", Token{Address: HostileTokenAddress, Name: "Evil", Symbol: "EVL"}, "1", top)
+		c := newExtraPair("html text", otherToken("html other c", HostileName, HostileSymbol), "1", 1)
+		c.Dex = `<i>raydium</i>`
+		c.Labels = []string{`<svg/onload=alert(1)>`}
+		c.ds = setURL("javascript:alert(document.domain)")
+		return []extraPair{a, b, c}
+	case fault.HostileHuge:
+		h := newExtraPair("huge", otherToken("huge other", "Huge "+strings.Repeat("名", (HugeNameBytes-5)/3), strings.Repeat("S", 64<<10)), "1", top)
+		h.Dex = strings.Repeat("d", 100)
+		h.Labels = []string{strings.Repeat("L", 1000)}
+		h.ds = setURL("https://dexscreener.com/solana/" + strings.Repeat("x", 600))
+		return []extraPair{h}
+	case fault.HostileControl:
+		c := newExtraPair("control", otherToken("control other", "Evil\u202egnp.exe", "US\x00DC"), "1", top)
+		c.Dex = "raydium\a"
+		c.Labels = []string{"CL\x1bMM"}
+		d := newExtraPair("control utf8", otherToken("control other utf8", "Bad"+invalidUTF8+"Bytes", "C1\u009bX"), "1", 2)
+		return []extraPair{c, d}
+	case fault.HostileNumbers:
+		price := newExtraPair("numbers price", otherToken("numbers other price", "Big Price", "BIGP"), HostilePriceUSD, top)
+		amounts := newExtraPair("numbers amounts", otherToken("numbers other amounts", "Big Pool", "BIGL"), "0.001", 9e20)
+		amounts.Volume.H24 = 9e20
+		counts := newExtraPair("numbers counts", otherToken("numbers other counts", "Busy Pool", "BUSY"), "0.001", 3)
+		counts.Txns.H24 = Txns{Buys: math.MaxInt64, Sells: 1, Buyers: 1, Sellers: 1}
+		quote := newExtraPair("numbers quote", otherToken("numbers other quote", "Dear Base", "DEAR"), "1000", 4)
+		quote.Side = Quote
+		quote.PriceNative = "0.0000000001"
+		return []extraPair{price, amounts, counts, quote}
+	case fault.RealWorldOdd:
+		return realWorldOddPairs(m, top)
+	}
+	return nil
+}
+
+// topLiquidity is the liquidity of the hostile pairs that would win
+// selection: ten times the market's highest on solana plus one million
+// USD (one million at least).
+func topLiquidity(m *Market) float64 {
 	top := 1_000_000.0
 	for _, p := range m.Pairs {
 		if p.Liquidity != nil && p.ChainID() == ChainSolana {
 			top = max(top, p.Liquidity.USD*10+1_000_000)
 		}
 	}
-	other := func(label, name, symbol string) Token {
-		return Token{Address: fakeAddress(label), Name: name, Symbol: symbol}
-	}
-	pair := func(label string, o Token, priceUSD string, liq float64) extraPair {
-		one := Txns{Buys: 3, Sells: 2}
-		return extraPair{Pair: Pair{
-			Address: fakeAddress(label), Dex: "raydium", Side: Base, Other: o,
-			PriceUSD: priceUSD, PriceNative: "0.5",
-			Liquidity: &Liquidity{USD: liq, Base: 1000, Quote: 500},
-			Volume:    Volumes{M5: 1, H1: 2, H6: 3, H24: 4},
-			Txns:      TxnWindows{M5: one, H1: one, H6: one, H24: one},
-			CreatedAt: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
-		}}
-	}
-	setURL := func(u string) func(map[string]any) {
-		return func(obj map[string]any) { obj["url"] = u }
-	}
-	switch kind {
-	case fault.HostileHTML:
-		a := pair("html pair", other("html other a", "Evil", "EVL"), "1", top)
-		a.Address = HostilePairAddress
-		b := pair("html token", Token{Address: HostileTokenAddress, Name: "Evil", Symbol: "EVL"}, "1", top)
-		c := pair("html text", other("html other c", HostileName, HostileSymbol), "1", 1)
-		c.Dex = `<i>raydium</i>`
-		c.Labels = []string{`<svg/onload=alert(1)>`}
-		c.ds = setURL("javascript:alert(document.domain)")
-		return []extraPair{a, b, c}
-	case fault.HostileHuge:
-		h := pair("huge", other("huge other", "Huge "+strings.Repeat("名", (HugeNameBytes-5)/3), strings.Repeat("S", 64<<10)), "1", top)
-		h.Dex = strings.Repeat("d", 100)
-		h.Labels = []string{strings.Repeat("L", 1000)}
-		h.ds = setURL("https://dexscreener.com/solana/" + strings.Repeat("x", 600))
-		return []extraPair{h}
-	case fault.HostileControl:
-		c := pair("control", other("control other", "Evil\u202egnp.exe", "US\x00DC"), "1", top)
-		c.Dex = "raydium\a"
-		c.Labels = []string{"CL\x1bMM"}
-		d := pair("control utf8", other("control other utf8", "Bad"+invalidUTF8+"Bytes", "C1\u009bX"), "1", 2)
-		return []extraPair{c, d}
-	case fault.HostileNumbers:
-		price := pair("numbers price", other("numbers other price", "Big Price", "BIGP"), HostilePriceUSD, top)
-		amounts := pair("numbers amounts", other("numbers other amounts", "Big Pool", "BIGL"), "0.001", 9e20)
-		amounts.Volume.H24 = 9e20
-		counts := pair("numbers counts", other("numbers other counts", "Busy Pool", "BUSY"), "0.001", 3)
-		counts.Txns.H24 = Txns{Buys: math.MaxInt64, Sells: 1, Buyers: 1, Sellers: 1}
-		quote := pair("numbers quote", other("numbers other quote", "Dear Base", "DEAR"), "1000", 4)
-		quote.Side = Quote
-		quote.PriceNative = "0.0000000001"
-		return []extraPair{price, amounts, counts, quote}
-	case fault.RealWorldOdd:
-		self := Token{Address: m.Token.Address, Name: m.Token.Name + "  ", Symbol: " " + m.Token.Symbol}
-		usdc := USDC
-		usdc.Name = " " + usdc.Name + " "
-		precise := pair("odd precise", usdc, OddPriceUSD, top)
-		precise.self = &self
-		precise.PriceNative = OddPriceUSD
-		precise.Labels = []string{"DYN2"}
-		precise.ds = func(obj map[string]any) {
-			obj["url"] = "Https://dexscreener.com/solana/" + strings.ToLower(precise.Address)
-			obj["info"] = map[string]any{
-				"imageUrl":  "https://dd.dexscreener.com/ds-data/tokens/solana/" + m.Token.Address + ".png?key=ab12cd&size=lg",
-				"header":    "https://dd.dexscreener.com/ds-data/tokens/solana/" + m.Token.Address + "/header.png?key=ab12cd",
-				"openGraph": "https://cdn.dexscreener.com/token-images/og/solana/" + m.Token.Address + "?timestamp=1740830400000",
-				"websites":  []any{map[string]any{"label": "Website", "url": "HTTPS://tokendata.example/?ref=dexscreener"}},
-				"socials":   []any{map[string]any{"type": "twitter", "url": "https://x.com/tokendata"}},
-			}
-			obj["newFieldObject"] = map[string]any{"nested": []any{1, "two", nil}}
-			obj["marketCapRank"] = json.Number("12")
-			edit(obj, "baseToken", func(t map[string]any) { t["decimals"] = json.Number("9") })
-			edit(obj, "liquidity", func(l map[string]any) { l["lpLockedPercent"] = json.Number("12.5") })
-			edit(obj, "volume", func(v map[string]any) { v["m15"] = json.Number("0.25") })
-			edit(obj, "txns", func(t map[string]any) {
-				edit(t, "h24", func(w map[string]any) { w["buyers"] = json.Number("2") })
-			})
+	return top
+}
+
+// otherToken is the other token of an extra pair, its address named by
+// label.
+func otherToken(label, name, symbol string) Token {
+	return Token{Address: fakeAddress(label), Name: name, Symbol: symbol}
+}
+
+// newExtraPair is a plain raydium pair of the token as the base, with o,
+// its address named by label, that data faults edit.
+func newExtraPair(label string, o Token, priceUSD string, liq float64) extraPair {
+	one := Txns{Buys: 3, Sells: 2}
+	return extraPair{Pair: Pair{
+		Address: fakeAddress(label), Dex: "raydium", Side: Base, Other: o,
+		PriceUSD: priceUSD, PriceNative: "0.5",
+		Liquidity: &Liquidity{USD: liq, Base: 1000, Quote: 500},
+		Volume:    Volumes{M5: 1, H1: 2, H6: 3, H24: 4},
+		Txns:      TxnWindows{M5: one, H1: one, H6: one, H24: one},
+		CreatedAt: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
+	}}
+}
+
+// setURL is a wire edit that sets the pair object's url.
+func setURL(u string) func(map[string]any) {
+	return func(obj map[string]any) { obj["url"] = u }
+}
+
+// realWorldOddPairs are the pairs of fault.RealWorldOdd (DataFaultPairs),
+// the first with liquidity top.
+func realWorldOddPairs(m *Market, top float64) []extraPair {
+	self := Token{Address: m.Token.Address, Name: m.Token.Name + "  ", Symbol: " " + m.Token.Symbol}
+	usdc := USDC
+	usdc.Name = " " + usdc.Name + " "
+	precise := newExtraPair("odd precise", usdc, OddPriceUSD, top)
+	precise.self = &self
+	precise.PriceNative = OddPriceUSD
+	precise.Labels = []string{"DYN2"}
+	precise.ds = func(obj map[string]any) {
+		obj["url"] = "Https://dexscreener.com/solana/" + strings.ToLower(precise.Address)
+		obj["info"] = map[string]any{
+			"imageUrl":  "https://dd.dexscreener.com/ds-data/tokens/solana/" + m.Token.Address + ".png?key=ab12cd&size=lg",
+			"header":    "https://dd.dexscreener.com/ds-data/tokens/solana/" + m.Token.Address + "/header.png?key=ab12cd",
+			"openGraph": "https://cdn.dexscreener.com/token-images/og/solana/" + m.Token.Address + "?timestamp=1740830400000",
+			"websites":  []any{map[string]any{"label": "Website", "url": "HTTPS://tokendata.example/?ref=dexscreener"}},
+			"socials":   []any{map[string]any{"type": "twitter", "url": "https://x.com/tokendata"}},
 		}
-		precise.gt = func(obj map[string]any) {
-			edit(obj, "attributes", func(a map[string]any) {
-				a["locked_liquidity_percentage"] = "12.5"
-				a["pool_fee_percentage"] = nil
-				a["new_field"] = map[string]any{"x": []any{1}}
-			})
-			edit(obj, "relationships", func(r map[string]any) {
-				r["network"] = map[string]any{"data": map[string]any{"id": "solana", "type": "network"}}
-			})
-			obj["links"] = map[string]any{"self": "Https://www.geckoterminal.com/solana/pools/" + precise.Address + "?utm_source=api"}
-		}
-		zero := pair("odd zero liquidity", WrappedSOL, OddTinyPriceUSD, 0)
-		zero.PriceNative = "0.00000000000000000667"
-		absent := pair("odd no liquidity", USDT, "0.0000000000000012", 0)
-		absent.Liquidity = nil
-		absent.PriceNative = "0.0000000000000012"
-		return []extraPair{precise, zero, absent}
+		obj["newFieldObject"] = map[string]any{"nested": []any{1, "two", nil}}
+		obj["marketCapRank"] = json.Number("12")
+		edit(obj, "baseToken", func(t map[string]any) { t["decimals"] = json.Number("9") })
+		edit(obj, "liquidity", func(l map[string]any) { l["lpLockedPercent"] = json.Number("12.5") })
+		edit(obj, "volume", func(v map[string]any) { v["m15"] = json.Number("0.25") })
+		edit(obj, "txns", func(t map[string]any) {
+			edit(t, "h24", func(w map[string]any) { w["buyers"] = json.Number("2") })
+		})
 	}
-	return nil
+	precise.gt = func(obj map[string]any) {
+		edit(obj, "attributes", func(a map[string]any) {
+			a["locked_liquidity_percentage"] = "12.5"
+			a["pool_fee_percentage"] = nil
+			a["new_field"] = map[string]any{"x": []any{1}}
+		})
+		edit(obj, "relationships", func(r map[string]any) {
+			r["network"] = map[string]any{"data": map[string]any{"id": "solana", "type": "network"}}
+		})
+		obj["links"] = map[string]any{"self": "Https://www.geckoterminal.com/solana/pools/" + precise.Address + "?utm_source=api"}
+	}
+	zero := newExtraPair("odd zero liquidity", WrappedSOL, OddTinyPriceUSD, 0)
+	zero.PriceNative = "0.00000000000000000667"
+	absent := newExtraPair("odd no liquidity", USDT, "0.0000000000000012", 0)
+	absent.Liquidity = nil
+	absent.PriceNative = "0.0000000000000012"
+	return []extraPair{precise, zero, absent}
 }
 
 // edit runs fn on obj[key] when it is an object.

@@ -227,25 +227,9 @@ func (s *Server) geckoOHLCV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var step time.Duration
-	agg := 1
-	if v := q.Get("aggregate"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			gtBadRequest(w, "Invalid aggregate")
-			return
-		}
-		agg = n
-	}
-	switch tf := r.PathValue("timeframe"); {
-	case tf == "day" && agg == 1:
-		step = 24 * time.Hour
-	case tf == "hour" && (agg == 1 || agg == 4 || agg == 12):
-		step = time.Duration(agg) * time.Hour
-	case tf == "minute" && (agg == 1 || agg == 5 || agg == 15):
-		step = time.Duration(agg) * time.Minute
-	default:
-		gtBadRequest(w, "Invalid timeframe or aggregate")
+	step, bad := ohlcvStep(r.PathValue("timeframe"), q.Get("aggregate"))
+	if bad != "" {
+		gtBadRequest(w, bad)
 		return
 	}
 	limit := ohlcvDefaultLimit
@@ -275,10 +259,58 @@ func (s *Server) geckoOHLCV(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var (
-		m    *Market
-		pair *Pair
-	)
+	m, pair := s.poolLocked(pool)
+	h, ok := s.history[mintOf(m)]
+	if m == nil || network != ChainSolana || !ok {
+		writeBody(w, http.StatusNotFound, errGeckoNotFound)
+		return
+	}
+	base, quote := pair.BaseQuote(m.Token)
+	if !asksOwnToken(q.Get("token"), base, quote, m.Token) {
+		gtBadRequest(w, "The simulator models the price of its market's token only: ask token="+m.Token.Address)
+		return
+	}
+	if before.After(now) {
+		before = now
+	}
+	list := h.ohlcvList(pair, step, before, limit, now)
+	doc := gtOHLCVDoc{
+		Data: gtOHLCVData{ID: "ohlcv-" + pool, Type: "ohlcv_request_response", Attributes: gtOHLCVAttrs{OHLCVList: list}},
+		Meta: gtOHLCVMeta{
+			Base:  gtOHLCVToken{Address: base.Address, Name: base.Name, Symbol: base.Symbol},
+			Quote: gtOHLCVToken{Address: quote.Address, Name: quote.Name, Symbol: quote.Symbol},
+		},
+	}
+	writeBody(w, http.StatusOK, mustJSON(doc))
+}
+
+// ohlcvStep is the candles' interval of a timeframe (day, hour, minute)
+// and its aggregate ("": 1), or the title of the bad request ("" when
+// they are valid).
+func ohlcvStep(timeframe, aggregate string) (step time.Duration, bad string) {
+	agg := 1
+	if aggregate != "" {
+		n, err := strconv.Atoi(aggregate)
+		if err != nil {
+			return 0, "Invalid aggregate"
+		}
+		agg = n
+	}
+	switch {
+	case timeframe == "day" && agg == 1:
+		return 24 * time.Hour, ""
+	case timeframe == "hour" && (agg == 1 || agg == 4 || agg == 12):
+		return time.Duration(agg) * time.Hour, ""
+	case timeframe == "minute" && (agg == 1 || agg == 5 || agg == 15):
+		return time.Duration(agg) * time.Minute, ""
+	default:
+		return 0, "Invalid timeframe or aggregate"
+	}
+}
+
+// poolLocked is the solana pair of address pool and its market (nil, nil
+// when none has it; the last one when several do). s.mu is held.
+func (s *Server) poolLocked(pool string) (m *Market, pair *Pair) {
 	for _, mk := range s.markets {
 		for i := range mk.Pairs {
 			if p := &mk.Pairs[i]; p.Address == pool && p.ChainID() == ChainSolana {
@@ -286,30 +318,27 @@ func (s *Server) geckoOHLCV(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h, ok := s.history[mintOf(m)]
-	if m == nil || network != ChainSolana || !ok {
-		writeBody(w, http.StatusNotFound, errGeckoNotFound)
-		return
-	}
-	base, quote := pair.BaseQuote(m.Token)
-	switch tok := q.Get("token"); {
+	return m, pair
+}
+
+// asksOwnToken reports whether the OHLCV query's token (base, quote or
+// an address; "": base) names the market's own token of a pair whose
+// base and quote are given.
+func asksOwnToken(tok string, base, quote, own Token) bool {
+	switch {
 	case tok == "" || tok == "base":
-		if base.Address != m.Token.Address {
-			gtBadRequest(w, "The simulator models the price of its market's token only: ask token="+m.Token.Address)
-			return
-		}
+		return base.Address == own.Address
 	case tok == "quote":
-		if quote.Address != m.Token.Address {
-			gtBadRequest(w, "The simulator models the price of its market's token only: ask token="+m.Token.Address)
-			return
-		}
-	case tok != m.Token.Address:
-		gtBadRequest(w, "The simulator models the price of its market's token only: ask token="+m.Token.Address)
-		return
+		return quote.Address == own.Address
+	default:
+		return tok == own.Address
 	}
-	if before.After(now) {
-		before = now
-	}
+}
+
+// ohlcvList is pair's candles of step, newest first, that start before
+// before (at most limit, none before the pair's creation), as
+// GeckoTerminal's ohlcv_list.
+func (h *priceLog) ohlcvList(pair *Pair, step time.Duration, before time.Time, limit int, now time.Time) [][6]jsonNumber {
 	list := [][6]jsonNumber{}
 	sec := int64(step / time.Second)
 	start := time.Unix(before.Unix()/sec*sec, 0)
@@ -322,14 +351,7 @@ func (s *Server) geckoOHLCV(w http.ResponseWriter, r *http.Request) {
 			jsonNumber(priceText(c.o)), jsonNumber(priceText(c.h)), jsonNumber(priceText(c.l)), jsonNumber(priceText(c.c)),
 			jsonNumber(strconv.FormatFloat(c.vo, 'f', -1, 64))})
 	}
-	doc := gtOHLCVDoc{
-		Data: gtOHLCVData{ID: "ohlcv-" + pool, Type: "ohlcv_request_response", Attributes: gtOHLCVAttrs{OHLCVList: list}},
-		Meta: gtOHLCVMeta{
-			Base:  gtOHLCVToken{Address: base.Address, Name: base.Name, Symbol: base.Symbol},
-			Quote: gtOHLCVToken{Address: quote.Address, Name: quote.Name, Symbol: quote.Symbol},
-		},
-	}
-	writeBody(w, http.StatusOK, mustJSON(doc))
+	return list
 }
 
 func mintOf(m *Market) string {

@@ -3,11 +3,19 @@
 // framework and of the simulator, keep the simulator out of every binary
 // but standalone (whose demo mode runs it), keep the test kit and the
 // services' test fixtures (edgetest, holderstest) out of every binary,
-// and keep the rooms of the edge and of the holders
-// collector importing one way.
+// and keep the rooms of the edge and of the holders collector importing
+// one way. It holds the size rules of the services' and shared code too:
+// no function over 100 lines, no package over 3,000.
 package layout
 
 import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -281,6 +289,91 @@ func TestHoldersRoomsLinkOneWay(t *testing.T) {
 					t.Errorf("%s links %s", r.room, pkg)
 				}
 			}
+		}
+	}
+}
+
+// goFiles calls f with every non-test Go file under services/ and
+// shared/ (testdata and vendor directories skipped), by its path from
+// the repository root.
+func goFiles(t *testing.T, root string, f func(rel string)) {
+	t.Helper()
+	for _, top := range []string{"services", "shared"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == "testdata" || d.Name() == "vendor" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(d.Name(), ".go") && !strings.HasSuffix(d.Name(), "_test.go") {
+				rel, err := filepath.Rel(root, path)
+				if err != nil {
+					return err
+				}
+				f(rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNoFunctionOver100Lines: no function of the services' and shared
+// code (tests aside) is longer than 100 lines, from its func line to its
+// closing brace; a longer one is split into the steps it is made of.
+func TestNoFunctionOver100Lines(t *testing.T) {
+	const most = 100
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	n := 0
+	goFiles(t, root, func(rel string) {
+		file, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			n++
+			start, end := fset.Position(fn.Pos()), fset.Position(fn.Body.Rbrace)
+			if lines := end.Line - start.Line + 1; lines > most {
+				t.Errorf("%s:%d: %s is %d lines (at most %d)", rel, start.Line, fn.Name.Name, lines, most)
+			}
+		}
+	})
+	if n < 100 {
+		t.Fatalf("found %d functions; the check would prove nothing", n)
+	}
+}
+
+// TestNoPackageOver3000Lines: no directory under services/ and shared/
+// holds more than 3,000 lines of non-test Go; a larger package is split
+// into rooms.
+func TestNoPackageOver3000Lines(t *testing.T) {
+	const most = 3000
+	root := repoRoot(t)
+	lines := map[string]int{}
+	goFiles(t, root, func(rel string) {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[filepath.Dir(rel)] += bytes.Count(b, []byte("\n"))
+	})
+	if len(lines) < 10 {
+		t.Fatalf("found %d directories; the check would prove nothing", len(lines))
+	}
+	for _, dir := range slices.Sorted(maps.Keys(lines)) {
+		if lines[dir] > most {
+			t.Errorf("%s: %d lines of non-test Go (at most %d)", dir, lines[dir], most)
 		}
 	}
 }

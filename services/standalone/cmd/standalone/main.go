@@ -36,12 +36,6 @@ func main() { cli.Main(newApp(os.Stdout, os.Stderr)) }
 // newApp is the command line, printing on stdout and stderr.
 func newApp(stdout, stderr io.Writer) *cli.App {
 	limits := holders.DefaultCheckLimits
-	sim := standalone.DefaultSimulateOptions()
-	var (
-		faults  faultFlag
-		nodes   []simulator.NodeFaultSpec
-		program = "token-2022"
-	)
 	return &cli.App{
 		Name: "standalone", Default: "serve", Footer: process.Footer, Stdout: stdout, Stderr: stderr,
 		About: `The whole tokendata service in one process: the supply, market and holders
@@ -77,65 +71,76 @@ YAML to paste into the token file.`,
 							market.Probe(ctx, c.Common, c.Token, r)
 						})
 				}},
-			{Name: "simulate", Summary: "run only the upstream simulator, print the variables that point the services at it, until SIGTERM",
-				Help: simulateHelp(),
-				Flags: func(fs *flag.FlagSet) {
-					fs.StringVar(&sim.Sim.Host, "host", "", "address to listen on (default 127.0.0.1; 0.0.0.0 in a pod that other pods reach)")
-					fs.IntVar(&sim.Sim.RPCPort, "rpc-port", 0, "port of the Solana RPC node (0: any free one)")
-					fs.IntVar(&sim.Sim.DexPort, "dex-port", 0, "port of DexScreener and GeckoTerminal (0: any free one)")
-					fs.StringVar(&sim.Mint, "mint", "", "mint to simulate (default: the token file's, TOKEN_MINT, or the demo mint)")
-					fs.StringVar(&program, "program", program, "token program of the mint: token or token-2022")
-					fs.Func("decimals", "decimals of the mint, 0 to 18 (default: the token file's, or 6)", func(v string) error {
-						var d uint8
-						if _, err := fmt.Sscan(v, &d); err != nil || d > 18 {
-							return fmt.Errorf("%q is not 0 to 18", v)
-						}
-						sim.Sim.Decimals, sim.Sim.Decimals0 = d, d == 0
-						return nil
-					})
-					fs.IntVar(&sim.Sim.Accounts, "accounts", sim.Sim.Accounts, "number of token accounts (about 70 % of them hold a balance)")
-					fs.Uint64Var(&sim.Sim.Supply, "supply", 0, "supply in base units (default: 987654321.123456 tokens, kept below max_supply)")
-					fs.Func("name", `on-chain name (default: the token file's, or "Demo Token")`, func(v string) error {
-						sim.Sim.Name, sim.NameSet = v, true
-						return nil
-					})
-					fs.Func("symbol", `on-chain symbol (default: the token file's, or "DEMO")`, func(v string) error {
-						sim.Sim.Symbol, sim.SymbolSet = v, true
-						return nil
-					})
-					fs.Uint64Var(&sim.Sim.Seed, "seed", sim.Sim.Seed, "seed of the holders and of the market scenario")
-					fs.DurationVar(&sim.Sim.PriceEvery, "price-every", sim.Sim.PriceEvery, "the price drifts every this long (0: fixed)")
-					fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
-					fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
-					fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
-					fs.IntVar(&sim.Sim.NodePort, "node-port", 0, "port of ledger node 1; node N listens on this port + N - 1 (0: free ports)")
-					fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K|ws-drop|ws-stall|ws-garble|ws-off (joined with +; repeatable; the kinds are listed above)", func(v string) error {
-						spec, isNode, err := simulator.ParseNodeFaultSpec(v)
-						if isNode {
-							nodes = append(nodes, spec)
-							return err
-						}
-						return faults.Set(v)
-					})
-				},
-				Run: func(ctx context.Context, _ *flag.FlagSet) error {
-					switch program {
-					case "token":
-						sim.Sim.Classic = true
-					case "token-2022":
-					default:
-						return fmt.Errorf("--program %q: token or token-2022", program)
-					}
-					sim.Faults, sim.NodeFaults = faults, nodes
-					common, err := standalone.LoadCommon()
-					if err != nil {
-						return fmt.Errorf("config: %w", err)
-					}
-					return standalone.Simulate(ctx, common, sim, stdout, stderr)
-				}},
+			simulateCommand(stdout, stderr),
 			verifyCommand(stdout),
 		},
 	}
+}
+
+// simulateCommand is `standalone simulate [flags]`.
+func simulateCommand(stdout, stderr io.Writer) cli.Command {
+	sim := standalone.DefaultSimulateOptions()
+	var (
+		faults  faultFlag
+		nodes   []simulator.NodeFaultSpec
+		program = "token-2022"
+	)
+	return cli.Command{Name: "simulate", Summary: "run only the upstream simulator, print the variables that point the services at it, until SIGTERM",
+		Help: simulateHelp(),
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&sim.Sim.Host, "host", "", "address to listen on (default 127.0.0.1; 0.0.0.0 in a pod that other pods reach)")
+			fs.IntVar(&sim.Sim.RPCPort, "rpc-port", 0, "port of the Solana RPC node (0: any free one)")
+			fs.IntVar(&sim.Sim.DexPort, "dex-port", 0, "port of DexScreener and GeckoTerminal (0: any free one)")
+			fs.StringVar(&sim.Mint, "mint", "", "mint to simulate (default: the token file's, TOKEN_MINT, or the demo mint)")
+			fs.StringVar(&program, "program", program, "token program of the mint: token or token-2022")
+			fs.Func("decimals", "decimals of the mint, 0 to 18 (default: the token file's, or 6)", func(v string) error {
+				var d uint8
+				if _, err := fmt.Sscan(v, &d); err != nil || d > 18 {
+					return fmt.Errorf("%q is not 0 to 18", v)
+				}
+				sim.Sim.Decimals, sim.Sim.Decimals0 = d, d == 0
+				return nil
+			})
+			fs.IntVar(&sim.Sim.Accounts, "accounts", sim.Sim.Accounts, "number of token accounts (about 70 % of them hold a balance)")
+			fs.Uint64Var(&sim.Sim.Supply, "supply", 0, "supply in base units (default: 987654321.123456 tokens, kept below max_supply)")
+			fs.Func("name", `on-chain name (default: the token file's, or "Demo Token")`, func(v string) error {
+				sim.Sim.Name, sim.NameSet = v, true
+				return nil
+			})
+			fs.Func("symbol", `on-chain symbol (default: the token file's, or "DEMO")`, func(v string) error {
+				sim.Sim.Symbol, sim.SymbolSet = v, true
+				return nil
+			})
+			fs.Uint64Var(&sim.Sim.Seed, "seed", sim.Sim.Seed, "seed of the holders and of the market scenario")
+			fs.DurationVar(&sim.Sim.PriceEvery, "price-every", sim.Sim.PriceEvery, "the price drifts every this long (0: fixed)")
+			fs.DurationVar(&sim.Sim.SupplyEvery, "supply-every", sim.Sim.SupplyEvery, "the supply grows every this long (0: fixed)")
+			fs.BoolVar(&sim.Sim.NoMintAuthority, "no-mint-authority", false, "no mint authority: a fixed supply")
+			fs.IntVar(&sim.Sim.Nodes, "nodes", 0, "number of ledger nodes over the one ledger, printed as SOLANA_RPC_URLS (0: the one node of SOLANA_RPC_URL)")
+			fs.IntVar(&sim.Sim.NodePort, "node-port", 0, "port of ledger node 1; node N listens on this port + N - 1 (0: free ports)")
+			fs.Func("fault", "inject a fault, route=kind[:param][*times], or nodeN=ok|lag:K|wrong[:D]|down|lb:K|hide:K|ws-drop|ws-stall|ws-garble|ws-off (joined with +; repeatable; the kinds are listed above)", func(v string) error {
+				spec, isNode, err := simulator.ParseNodeFaultSpec(v)
+				if isNode {
+					nodes = append(nodes, spec)
+					return err
+				}
+				return faults.Set(v)
+			})
+		},
+		Run: func(ctx context.Context, _ *flag.FlagSet) error {
+			switch program {
+			case "token":
+				sim.Sim.Classic = true
+			case "token-2022":
+			default:
+				return fmt.Errorf("--program %q: token or token-2022", program)
+			}
+			sim.Faults, sim.NodeFaults = faults, nodes
+			common, err := standalone.LoadCommon()
+			if err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			return standalone.Simulate(ctx, common, sim, stdout, stderr)
+		}}
 }
 
 // verifyCommand is `standalone verify URL [--thumbprint T] [--keys URL]`.
