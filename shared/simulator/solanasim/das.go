@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"sort"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 const (
@@ -77,32 +78,27 @@ func (s *Server) getTokenAccounts(ctx context.Context, params json.RawMessage) (
 	}
 	showZero := p.Options != nil && p.Options.ShowZeroBalance
 
-	var owner *pubkey
+	var owner *ledger.Key
 	if p.Owner != nil {
-		k, err := parsePubkey(*p.Owner)
+		k, err := ledger.ParseKey(*p.Owner)
 		if err != nil {
 			return nil, invalidParams("Invalid params: owner: invalid address")
 		}
 		owner = &k
 	}
-	s.mu.RLock()
-	var sets []holderView
+	lag := viewOf(ctx).lag
+	var sets []ledger.HolderView
 	if p.Mint != nil {
-		k, err := parsePubkey(*p.Mint)
+		k, err := ledger.ParseKey(*p.Mint)
 		if err != nil {
-			s.mu.RUnlock()
 			return nil, invalidParams("Invalid params: mint: invalid address")
 		}
-		if tok, ok := s.tokens[k]; ok {
-			sets = append(sets, s.holdersSeen(ctx, tok))
+		if hv, ok := s.ledger.Holders(k, lag); ok {
+			sets = append(sets, hv)
 		}
 	} else {
-		for _, tok := range s.tokens {
-			sets = append(sets, s.holdersSeen(ctx, tok))
-		}
+		sets = s.ledger.AllHolders(lag)
 	}
-	s.mu.RUnlock()
-	sort.Slice(sets, func(a, b int) bool { return bytes.Compare(sets[a].mint[:], sets[b].mint[:]) < 0 })
 
 	startTok, startIdx, skip := 0, 0, 0
 	if p.Cursor != nil {
@@ -134,18 +130,18 @@ scan:
 		if t == startTok {
 			i0 = max(startIdx, hide)
 		}
-		for i := i0; i < hs.total; i++ {
+		for i := i0; i < hs.Total(); i++ {
 			if i%4096 == 0 && ctx.Err() != nil {
 				return nil, &rpcError{Code: -32603, Message: "Internal error"}
 			}
-			st := hs.state(i)
-			amt := st.amount
-			if st.closed || amt == 0 && !showZero {
+			st := hs.State(i)
+			amt := st.Amount
+			if st.Closed || amt == 0 && !showZero {
 				continue
 			}
-			var own pubkey
+			var own ledger.Key
 			if owner != nil {
-				if own = hs.ownerKey(hs.ownerIndex(i)); own != *owner {
+				if own = hs.Owner(i); own != *owner {
 					continue
 				}
 			}
@@ -154,11 +150,11 @@ scan:
 				continue
 			}
 			if owner == nil {
-				own = hs.ownerKey(hs.ownerIndex(i))
+				own = hs.Owner(i)
 			}
 			items = append(items, item{
-				Address: hs.addressKey(i).String(),
-				Mint:    hs.mint.String(),
+				Address: hs.Address(i).String(),
+				Mint:    hs.Mint().String(),
 				Owner:   own.String(),
 				Amount:  amt,
 			})
@@ -169,7 +165,7 @@ scan:
 		}
 	}
 	// A lagging node's index is as far behind as its ledger.
-	indexed := s.slot.Load()
+	indexed := s.ledger.Slot()
 	if v := viewOf(ctx); v.lag > 0 {
 		indexed -= min(v.lag, indexed)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // Several ledger nodes over one ledger. A Node is an RPC endpoint of its
@@ -148,46 +150,10 @@ func viewOf(ctx context.Context) view {
 	return v
 }
 
-// pastState is a state of a mint, in force from slot from on.
-type pastState struct {
-	from  uint64
-	state mintState
-}
-
-// maxHistory bounds the states kept per mint; a node lagging past the
-// oldest sees the oldest.
-const maxHistory = 256
-
-// remember records the current state as in force from slot on.
-func (t *simToken) remember(slot uint64) {
-	if n := len(t.history); n > 0 && t.history[n-1].from == slot {
-		t.history[n-1].state = t.state
-		return
-	}
-	t.history = append(t.history, pastState{from: slot, state: t.state})
-	if len(t.history) > maxHistory {
-		t.history = t.history[len(t.history)-maxHistory:]
-	}
-}
-
-// stateSeen is the mint's state as the node of ctx sees it (Server.mu
-// held): the state of lag slots ago, its supply off by delta.
-func (s *Server) stateSeen(ctx context.Context, tok *simToken) mintState {
-	v := viewOf(ctx)
-	st := tok.state
-	if v.lag > 0 {
-		now := s.slot.Load()
-		at := now - min(v.lag, now)
-		st = tok.history[0].state
-		for i := len(tok.history) - 1; i >= 0; i-- {
-			if tok.history[i].from <= at {
-				st = tok.history[i].state
-				break
-			}
-		}
-	}
+// skew is st as the node of v answers it: its supply off by delta.
+func (v view) skew(st ledger.MintState) ledger.MintState {
 	if v.delta != 0 {
-		st.supply = uint64(int64(st.supply) + v.delta)
+		st.Supply = uint64(int64(st.Supply) + v.delta)
 	}
 	return st
 }
