@@ -99,10 +99,11 @@ func WithFlushEvery(n int) Option { return func(s *Server) { s.flushEvery = n } 
 // Server is a simulated Solana RPC node over a ledger (package ledger).
 // Its methods are safe for concurrent use.
 //
-// The Server holds what serves: the HTTP listener (srvMu), the PubSub
-// sockets (a lock of their own each), the fault table, the health. The
-// chain state is the Ledger's, behind the Ledger's lock, which is taken
-// after any of the Server's and never before one (see ledger.Ledger).
+// The Server holds what serves: the HTTP listener (a lock of its own),
+// the PubSub sockets (a lock of their own each), the fault table, the
+// health. The chain state is the Ledger's, behind the Ledger's lock,
+// which is taken after any of the Server's and never before one (see
+// ledger.Ledger).
 type Server struct {
 	version     string
 	fullIndexes bool
@@ -115,10 +116,7 @@ type Server struct {
 	unhealthy   atomic.Bool
 
 	handler http.Handler
-
-	srvMu sync.Mutex
-	srv   *http.Server
-	done  chan struct{}
+	lis     listener
 
 	// controls are HandleControl's operations, by name.
 	controls sync.Map
@@ -137,6 +135,7 @@ func New(opts ...Option) *Server {
 		flushEvery: 32 << 10,
 		startSlot:  300_000_000,
 		faults:     fault.NewSet(),
+		lis:        listener{name: "solanasim"},
 	}
 	for _, o := range opts {
 		o(s)
@@ -173,19 +172,38 @@ func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(c
 // StartOn is Start on the given host (empty: 127.0.0.1) and port (0: an
 // ephemeral one).
 func (s *Server) StartOn(ctx context.Context, host string, port int) (string, error) {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
-	if s.srv != nil {
-		return "", errors.New("solanasim: already started")
+	return s.lis.start(ctx, host, port, s.handler, s.Close)
+}
+
+// Close stops the server started by Start and waits for it to end. It is
+// safe to call more than once.
+func (s *Server) Close() error { return s.lis.close(&s.sockets) }
+
+// listener is the HTTP listener of a Server or a Node; mu guards it alone.
+type listener struct {
+	name string // "solanasim", "solanasim: node": in errors
+	mu   sync.Mutex
+	srv  *http.Server
+	done chan struct{}
+}
+
+// start serves h on host (empty: 127.0.0.1) and port (0: an ephemeral
+// one) until ctx ends (then it calls stop) or close, and returns the base
+// URL.
+func (l *listener) start(ctx context.Context, host string, port int, h http.Handler, stop func() error) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv != nil {
+		return "", errors.New(l.name + " already started")
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
 	if err != nil {
 		return "", fmt.Errorf("solanasim: listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
-	s.srv, s.done = srv, done
+	l.srv, l.done = srv, done
 	go func() {
 		defer close(done)
 		_ = srv.Serve(ln)
@@ -193,24 +211,25 @@ func (s *Server) StartOn(ctx context.Context, host string, port int) (string, er
 	go func() {
 		select {
 		case <-ctx.Done():
-			_ = s.Close()
+			_ = stop()
 		case <-done:
 		}
 	}()
 	return "http://" + ln.Addr().String(), nil
 }
 
-// Close stops the server started by Start and waits for it to end. It is
-// safe to call more than once.
-func (s *Server) Close() error {
-	s.srvMu.Lock()
-	srv, done := s.srv, s.done
-	s.srvMu.Unlock()
+// close stops the listener, drops the sockets it served (net/http does
+// not close hijacked connections) and waits for it to end; it is safe to
+// call more than once.
+func (l *listener) close(sockets *socketSet) error {
+	l.mu.Lock()
+	srv, done := l.srv, l.done
+	l.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	err := srv.Close()
-	s.sockets.closeAll()
+	sockets.closeAll()
 	<-done
 	return err
 }
