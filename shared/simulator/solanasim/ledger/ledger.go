@@ -163,13 +163,6 @@ func (l *Ledger) Changes() <-chan struct{} {
 	return l.changed
 }
 
-// DefaultMint is the first token added, and false when there is none.
-func (l *Ledger) DefaultMint() (string, bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.defaultMint.String(), l.hasDefault
-}
-
 // AccountKind is what an address holds on the ledger.
 type AccountKind int
 
