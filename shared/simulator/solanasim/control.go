@@ -3,11 +3,11 @@ package solanasim
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // ControlPrefix is the path prefix of the simulator's control endpoint,
@@ -22,8 +22,8 @@ import (
 // bad amount or one that would take the supply below 0 or past 2^64-1,
 // 404 for an unknown mint, 405 for any method but POST.
 //
-// The holder changes (holderedits.go), each a transaction at a new slot,
-// the supply unchanged:
+// The holder changes (ledger/holderedits.go), each a transaction at a
+// new slot, the supply unchanged:
 //
 //	POST /_simulator/holders/new?amount=N            a new holder: a token account opened with N > 0, a new owner
 //	POST /_simulator/holders/open                    a token account opened at 0, a new owner
@@ -40,37 +40,6 @@ import (
 // operations (the simulator package's /_simulator/faults). The control
 // endpoint is a simulator's: no real node has it.
 const ControlPrefix = "/_simulator/"
-
-// AdjustSupply adds delta base units to mint's supply (negative: a burn)
-// and returns the new supply; "" is the first token added.
-func (s *Server) AdjustSupply(mint string, delta int64) (uint64, error) {
-	if mint == "" {
-		s.mu.RLock()
-		k, ok := s.defaultMint, s.hasDefault
-		s.mu.RUnlock()
-		if !ok {
-			return 0, fmt.Errorf("solanasim: no token")
-		}
-		mint = k.String()
-	}
-	var after uint64
-	err := s.update(mint, func(m *mintState) error {
-		switch {
-		case delta < 0 && uint64(-delta) > m.supply:
-			return fmt.Errorf("solanasim: burning %d of a supply of %d", -delta, m.supply)
-		case delta > 0 && uint64(delta) > math.MaxUint64-m.supply:
-			return fmt.Errorf("solanasim: minting %d over a supply of %d passes 2^64-1", delta, m.supply)
-		}
-		if delta < 0 {
-			m.supply -= uint64(-delta)
-		} else {
-			m.supply += uint64(delta)
-		}
-		after = m.supply
-		return nil
-	})
-	return after, err
-}
 
 func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	op := strings.TrimPrefix(r.URL.Path, ControlPrefix)
@@ -99,22 +68,17 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		n = -n
 	}
 	mint := q.Get("mint")
-	if mint != "" && s.token(mint) == nil {
+	if _, ok := s.ledger.Supply(mint); mint != "" && !ok {
 		http.Error(w, "unknown mint", http.StatusNotFound)
 		return
 	}
-	after, err := s.AdjustSupply(mint, n)
+	ch, err := s.ledger.AdjustSupply(mint, n)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if mint == "" {
-		s.mu.RLock()
-		mint = s.defaultMint.String()
-		s.mu.RUnlock()
-	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_ = json.NewEncoder(w).Encode(map[string]any{"mint": mint, "supply": strconv.FormatUint(after, 10), "slot": s.Slot()})
+	_ = json.NewEncoder(w).Encode(map[string]any{"mint": ch.Mint, "supply": strconv.FormatUint(ch.Supply, 10), "slot": ch.Slot})
 }
 
 // postOnly answers 405 to any method but POST, and reports whether r is
@@ -151,7 +115,7 @@ func (s *Server) serveHolderChange(w http.ResponseWriter, r *http.Request, chang
 	}
 	account := func(name string) (string, bool) {
 		a := q.Get(name)
-		if _, err := parsePubkey(a); err != nil {
+		if _, err := ledger.ParseKey(a); err != nil {
 			http.Error(w, name+": the address of a token account of the mint is required", http.StatusBadRequest)
 			return "", false
 		}
@@ -185,7 +149,7 @@ func (s *Server) serveHolderChange(w http.ResponseWriter, r *http.Request, chang
 		if !ok {
 			return
 		}
-		ch, err = s.backHolder(mint, a, n)
+		ch, err = s.ledger.BackHolder(mint, a, n)
 	case "move":
 		from, ok := account("from")
 		if !ok {
@@ -208,7 +172,7 @@ func (s *Server) serveHolderChange(w http.ResponseWriter, r *http.Request, chang
 		ch, err = s.CloseHolderAccount(mint, a)
 	}
 	switch {
-	case errors.Is(err, errUnknownMint) || errors.Is(err, errUnknownAccount):
+	case errors.Is(err, ledger.ErrUnknownMint) || errors.Is(err, ledger.ErrUnknownAccount):
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	case err != nil:

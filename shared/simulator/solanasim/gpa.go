@@ -6,10 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 const (
@@ -35,8 +36,8 @@ func (f *filter) match(data []byte) bool {
 		end := f.offset + len(f.bytes)
 		return end <= len(data) && bytes.Equal(data[f.offset:end], f.bytes)
 	case f.tokenState:
-		return len(data) >= tokenAccountLen && data[108] != 0 &&
-			(len(data) == tokenAccountLen || data[tokenAccountLen] == accountTypeAccount)
+		return len(data) >= ledger.TokenAccountLen && data[108] != 0 &&
+			(len(data) == ledger.TokenAccountLen || data[ledger.TokenAccountLen] == ledger.AccountTypeAccount)
 	}
 	return true
 }
@@ -104,18 +105,18 @@ func parseFilters(raws []json.RawMessage) ([]filter, *rpcError) {
 // from its mint secondary index: a 32-byte memcmp at offset 0, with either
 // dataSize 165, or (Token-2022) a memcmp of [2] at offset 165, or the
 // tokenAccountState filter.
-func mintIndexKey(program pubkey, fs []filter) (pubkey, bool) {
-	var mint *pubkey
+func mintIndexKey(program ledger.Key, fs []filter) (ledger.Key, bool) {
+	var mint *ledger.Key
 	sizeOK, typeOK, stateOK := false, false, false
 	for i := range fs {
 		f := &fs[i]
 		switch {
 		case f.dataSize != nil:
-			sizeOK = *f.dataSize == tokenAccountLen
-		case f.memcmp && f.offset == tokenAccountLen && program == token2022ProgramKey:
-			typeOK = bytes.Equal(f.bytes, []byte{accountTypeAccount})
+			sizeOK = *f.dataSize == ledger.TokenAccountLen
+		case f.memcmp && f.offset == ledger.TokenAccountLen && program == ledger.ProgramToken2022.Key():
+			typeOK = bytes.Equal(f.bytes, []byte{ledger.AccountTypeAccount})
 		case f.memcmp && f.offset == 0 && len(f.bytes) == 32:
-			var p pubkey
+			var p ledger.Key
 			copy(p[:], f.bytes)
 			mint = &p
 		case f.tokenState:
@@ -125,7 +126,7 @@ func mintIndexKey(program pubkey, fs []filter) (pubkey, bool) {
 	if mint != nil && (sizeOK || typeOK || stateOK) {
 		return *mint, true
 	}
-	return pubkey{}, false
+	return ledger.Key{}, false
 }
 
 type programAccountsConfig struct {
@@ -139,21 +140,21 @@ type programAccountsConfig struct {
 
 // programAccountsParams decodes getProgramAccounts' parameters: the
 // program and the config, whose encoding must be one the node knows.
-func programAccountsParams(params json.RawMessage) (pubkey, programAccountsConfig, *rpcError) {
+func programAccountsParams(params json.RawMessage) (ledger.Key, programAccountsConfig, *rpcError) {
 	var cfg programAccountsConfig
 	ps, e := positional(params, 1, 2)
 	if e != nil {
-		return pubkey{}, cfg, e
+		return ledger.Key{}, cfg, e
 	}
 	program, e := pubkeyParam(ps[0])
 	if e != nil {
-		return pubkey{}, cfg, e
+		return ledger.Key{}, cfg, e
 	}
 	if e := decodeConfig(ps, 1, &cfg); e != nil {
-		return pubkey{}, cfg, e
+		return ledger.Key{}, cfg, e
 	}
 	if e := checkEncoding(cfg.Encoding); e != nil {
-		return pubkey{}, cfg, e
+		return ledger.Key{}, cfg, e
 	}
 	return program, cfg, nil
 }
@@ -180,27 +181,24 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 		return nil, e
 	}
 
-	var sets []holderView
-	if program == tokenProgramKey || program == token2022ProgramKey {
+	var sets []ledger.HolderView
+	if program == ledger.ProgramToken.Key() || program == ledger.ProgramToken2022.Key() {
 		mint, indexed := mintIndexKey(program, fs)
-		s.mu.RLock()
+		lag := viewOf(ctx).lag
 		switch {
 		case indexed:
-			if tok, ok := s.tokens[mint]; ok && tok.holders.program.ID() == program.String() {
-				sets = append(sets, s.holdersSeen(ctx, tok))
+			if hv, ok := s.ledger.Holders(mint, lag); ok && hv.Program().Key() == program {
+				sets = append(sets, hv)
 			}
 		case s.fullIndexes:
-			for _, tok := range s.tokens {
-				if tok.holders.program.ID() == program.String() {
-					sets = append(sets, s.holdersSeen(ctx, tok))
+			for _, hv := range s.ledger.AllHolders(lag) {
+				if hv.Program().Key() == program {
+					sets = append(sets, hv)
 				}
 			}
-		}
-		s.mu.RUnlock()
-		if !indexed && !s.fullIndexes {
+		default:
 			return nil, excludedError(program.String())
 		}
-		sort.Slice(sets, func(a, b int) bool { return bytes.Compare(sets[a].mint[:], sets[b].mint[:]) < 0 })
 	}
 
 	owner := program.String()
@@ -221,23 +219,23 @@ func (s *Server) getProgramAccounts(ctx context.Context, params json.RawMessage)
 // streamAccounts writes the JSON array of matching accounts, generating
 // each one on the fly and flushing every flushEvery bytes. The first hide
 // accounts of each set are left out (NodeHide).
-func streamAccounts(ctx context.Context, o *out, sets []holderView, fs []filter, slice *dataSlice, enc, owner string, flushEvery, hide int) error {
+func streamAccounts(ctx context.Context, o *out, sets []ledger.HolderView, fs []filter, slice *dataSlice, enc, owner string, flushEvery, hide int) error {
 	if err := o.WriteByte('['); err != nil {
 		return err
 	}
 	var (
-		raw     [tokenAccountLen + 5]byte
+		raw     [ledger.TokenAccountLen + 5]byte
 		item    = make([]byte, 0, 512)
 		first   = true
 		pending = 0
 	)
 	for _, hs := range sets {
-		for i := min(hide, hs.total); i < hs.total; i++ {
-			a, open := hs.account(i)
+		for i := min(hide, hs.Total()); i < hs.Total(); i++ {
+			a, open := hs.Account(i)
 			if !open {
 				continue
 			}
-			data := hs.data(&a, raw[:])
+			data := hs.Data(&a, raw[:])
 			if !matchAll(fs, data) {
 				continue
 			}
@@ -246,7 +244,7 @@ func streamAccounts(ctx context.Context, o *out, sets []holderView, fs []filter,
 				item = append(item, ',')
 			}
 			first = false
-			item = appendKeyedAccount(item, &a.address, data, slice, enc, owner)
+			item = appendKeyedAccount(item, &a.Address, data, slice, enc, owner)
 			if _, err := o.Write(item); err != nil {
 				return err
 			}
@@ -267,18 +265,18 @@ func streamAccounts(ctx context.Context, o *out, sets []holderView, fs []filter,
 
 // appendKeyedAccount appends one {"pubkey":…,"account":{…}} element of a
 // getProgramAccounts answer; enc was checked up front.
-func appendKeyedAccount(item []byte, address *pubkey, data []byte, slice *dataSlice, enc, owner string) []byte {
+func appendKeyedAccount(item []byte, address *ledger.Key, data []byte, slice *dataSlice, enc, owner string) []byte {
 	item = appendKeyedHead(item, address, len(data))
 	item, _ = appendEncodedData(item, slice.apply(data), enc)
 	return appendKeyedTail(item, owner, len(data))
 }
 
 // appendKeyedHead appends a keyed account up to its "data" value.
-func appendKeyedHead(item []byte, address *pubkey, space int) []byte {
+func appendKeyedHead(item []byte, address *ledger.Key, space int) []byte {
 	item = append(item, `{"pubkey":"`...)
-	item = appendBase58Key(item, address)
+	item = address.AppendBase58(item)
 	item = append(item, `","account":{"lamports":`...)
-	item = strconv.AppendUint(item, rentExempt(space), 10)
+	item = strconv.AppendUint(item, ledger.RentExempt(space), 10)
 	return append(item, `,"data":`...)
 }
 
@@ -291,36 +289,4 @@ func appendKeyedTail(item []byte, owner string, space int) []byte {
 	item = append(item, `,"space":`...)
 	item = strconv.AppendInt(item, int64(space), 10)
 	return append(item, "}}"...)
-}
-
-const b58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-// appendBase58Key appends the base58 form of a 32-byte key without
-// allocating.
-func appendBase58Key(dst []byte, k *pubkey) []byte {
-	var digits [44]byte // 32 bytes need at most 44 base58 digits
-	n := 0
-	for _, b := range k {
-		carry := int(b)
-		for j := 0; j < n; j++ {
-			carry += int(digits[j]) << 8
-			digits[j] = byte(carry % 58)
-			carry /= 58
-		}
-		for carry > 0 {
-			digits[n] = byte(carry % 58)
-			n++
-			carry /= 58
-		}
-	}
-	for _, b := range k {
-		if b != 0 {
-			break
-		}
-		dst = append(dst, '1')
-	}
-	for j := n - 1; j >= 0; j-- {
-		dst = append(dst, b58Alphabet[digits[j]])
-	}
-	return dst
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // CodeInternalError is JSON-RPC's internal error.
@@ -30,8 +32,8 @@ func hugeError() *rpcError {
 
 // endlessKey is the synthetic key number i of kind (1 owners, 2 account
 // addresses).
-func endlessKey(kind byte, i uint64) pubkey {
-	var k pubkey
+func endlessKey(kind byte, i uint64) ledger.Key {
+	var k ledger.Key
 	for j := range k {
 		k[j] = 0xE0 | kind
 	}
@@ -74,7 +76,7 @@ func (s *Server) endlessAccounts(ctx context.Context, params json.RawMessage) (r
 			return err
 		}
 		var (
-			data    [tokenAccountLen]byte
+			data    [ledger.TokenAccountLen]byte
 			item    = make([]byte, 0, 512)
 			pending = 0
 		)
@@ -140,5 +142,5 @@ func (s *Server) endlessPage(params json.RawMessage) (resultFunc, *rpcError) {
 		Limit           int    `json:"limit"`
 		Cursor          string `json:"cursor"`
 		TokenAccounts   []item `json:"token_accounts"`
-	}{max(s.slot.Load(), confirmedLag) - confirmedLag, limit, limit, dasCursor(0, start+limit-1), items}), nil
+	}{max(s.ledger.Slot(), confirmedLag) - confirmedLag, limit, limit, dasCursor(0, start+limit-1), items}), nil
 }

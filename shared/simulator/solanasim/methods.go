@@ -13,7 +13,12 @@ import (
 	"strings"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
+
+// maxRentEpoch is the rentEpoch of a rent-exempt account (u64::MAX).
+const maxRentEpoch = "18446744073709551615"
 
 // Slots behind the processed slot for each commitment.
 const (
@@ -52,19 +57,19 @@ func decodeConfig(ps []json.RawMessage, i int, v any) *rpcError {
 	return nil
 }
 
-func pubkeyParam(raw json.RawMessage) (pubkey, *rpcError) {
+func pubkeyParam(raw json.RawMessage) (ledger.Key, *rpcError) {
 	var str string
 	if err := json.Unmarshal(raw, &str); err != nil {
-		return pubkey{}, invalidParams("Invalid params: invalid type: expected a string.")
+		return ledger.Key{}, invalidParams("Invalid params: invalid type: expected a string.")
 	}
 	b, err := base58.Decode(str)
 	if err != nil {
-		return pubkey{}, invalidParams("Invalid param: Invalid")
+		return ledger.Key{}, invalidParams("Invalid param: Invalid")
 	}
 	if len(b) != 32 {
-		return pubkey{}, invalidParams("Invalid param: WrongSize")
+		return ledger.Key{}, invalidParams("Invalid param: WrongSize")
 	}
-	var p pubkey
+	var p ledger.Key
 	copy(p[:], b)
 	return p, nil
 }
@@ -77,10 +82,13 @@ type commitmentConfig struct {
 
 // contextSlot returns the slot seen at the requested commitment.
 func (s *Server) contextSlot(ctx context.Context, c commitmentConfig) (uint64, *rpcError) {
-	slot := s.slot.Load()
-	if v := viewOf(ctx); v.lag > 0 {
-		slot -= min(v.lag, slot)
-	}
+	return contextSlotAt(s.ledger.Slot(), viewOf(ctx), c)
+}
+
+// contextSlotAt is the slot the node of v sees at c's commitment when the
+// ledger is at slot now.
+func contextSlotAt(slot uint64, v view, c commitmentConfig) (uint64, *rpcError) {
+	slot -= min(v.lag, slot)
 	lag, e := commitmentLag(c.Commitment)
 	if e != nil {
 		return 0, e
@@ -212,7 +220,6 @@ func decimalString(amount uint64, decimals uint8) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// lookupMint returns a snapshot of mint's state, or the node's error.
 // lookupMint is mint k's state and holders as the node of ctx sees them,
 // with the context slot of cfg's commitment. The slot and the state are
 // read under one hold of the ledger's lock (account does the same): a
@@ -220,18 +227,17 @@ func decimalString(amount uint64, decimals uint8) string {
 // a slot with the state of another. A slot read before a change and the
 // state after it made two answers at one slot disagree, as a real node's
 // never do, and the supply collector rightly refused them.
-func (s *Server) lookupMint(ctx context.Context, k pubkey, cfg commitmentConfig) (uint64, mintState, holderView, *rpcError) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	slot, e := s.contextSlot(ctx, cfg)
+func (s *Server) lookupMint(ctx context.Context, k ledger.Key, cfg commitmentConfig) (uint64, ledger.MintState, ledger.HolderView, *rpcError) {
+	v := viewOf(ctx)
+	now, st, hv, ok := s.ledger.Mint(k, v.lag)
+	slot, e := contextSlotAt(now, v, cfg)
 	if e != nil {
-		return 0, mintState{}, holderView{}, e
+		return 0, ledger.MintState{}, ledger.HolderView{}, e
 	}
-	tok, ok := s.tokens[k]
 	if !ok {
-		return 0, mintState{}, holderView{}, invalidParams("Invalid param: could not find account")
+		return 0, ledger.MintState{}, ledger.HolderView{}, invalidParams("Invalid param: could not find account")
 	}
-	return slot, s.stateSeen(ctx, tok), s.holdersSeen(ctx, tok), nil
+	return slot, v.skew(st), hv, nil
 }
 
 func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
@@ -251,7 +257,7 @@ func (s *Server) getTokenSupply(ctx context.Context, params json.RawMessage) (re
 	if e != nil {
 		return nil, e
 	}
-	return s.wrap(slot, uiAmount(st.supply, st.decimals)), nil
+	return s.wrap(slot, uiAmount(st.Supply, st.Decimals)), nil
 }
 
 func (s *Server) getTokenLargestAccounts(ctx context.Context, params json.RawMessage) (resultFunc, *rpcError) {
@@ -271,14 +277,14 @@ func (s *Server) getTokenLargestAccounts(ctx context.Context, params json.RawMes
 	if e != nil {
 		return nil, e
 	}
-	largest := hs.largest()
+	largest := hs.Largest()
 	type entry struct {
 		Address string `json:"address"`
 		tokenAmount
 	}
 	list := make([]entry, len(largest))
 	for i, b := range largest {
-		list[i] = entry{b.Address, uiAmount(b.Amount, st.decimals)}
+		list[i] = entry{b.Address, uiAmount(b.Amount, st.Decimals)}
 	}
 	return s.wrap(slot, list), nil
 }
@@ -385,37 +391,33 @@ func (s *Server) getAccountInfo(ctx context.Context, params json.RawMessage) (re
 // cfg's commitment, encoded as cfg asks (nil when the account does not
 // exist): getAccountInfo's value and accountNotification's, with that
 // slot.
-func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (uint64, *uiAccount, *rpcError) {
-	var (
-		st    mintState
-		data  []byte
-		owner string
-		isMnt bool
-	)
-	s.mu.RLock()
-	slot, e := s.contextSlot(ctx, cfg.commitmentConfig)
+func (s *Server) account(ctx context.Context, k ledger.Key, cfg accountInfoConfig) (uint64, *uiAccount, *rpcError) {
+	v := viewOf(ctx)
+	now, st, kind := s.ledger.Account(k, v.lag)
+	slot, e := contextSlotAt(now, v, cfg.commitmentConfig)
 	if e != nil {
-		s.mu.RUnlock()
 		return 0, nil, e
 	}
-	if tok, ok := s.tokens[k]; ok {
-		st, isMnt = s.stateSeen(ctx, tok), true
-		data, owner = st.mintData(), st.program.ID()
-	} else if tok, ok := s.byMeta[k]; ok {
-		st = s.stateSeen(ctx, tok)
-		data, owner = st.metaplexData(), MetadataProgramID
-	}
-	s.mu.RUnlock()
-	if data == nil {
+	st = v.skew(st)
+	var (
+		data  []byte
+		owner string
+	)
+	switch kind {
+	case ledger.MintAccount:
+		data, owner = st.MintData(), st.Program.ID()
+	case ledger.MetadataAccount:
+		data, owner = st.MetaplexData(), MetadataProgramID
+	default:
 		return slot, nil, nil
 	}
 	acc := uiAccount{
-		Lamports:  rentExempt(len(data)),
+		Lamports:  ledger.RentExempt(len(data)),
 		Owner:     owner,
 		RentEpoch: json.RawMessage(maxRentEpoch),
 		Space:     len(data),
 	}
-	if cfg.Encoding == "jsonParsed" && isMnt {
+	if cfg.Encoding == "jsonParsed" && kind == ledger.MintAccount {
 		b, err := json.Marshal(parsedMint(&st, len(data)))
 		if err != nil {
 			return 0, nil, &rpcError{Code: -32603, Message: "Internal error"}
@@ -431,7 +433,7 @@ func (s *Server) account(ctx context.Context, k pubkey, cfg accountInfoConfig) (
 	return slot, &acc, nil
 }
 
-func optString(k optKey) *string {
+func optString(k *ledger.Key) *string {
 	if k == nil {
 		return nil
 	}
@@ -440,7 +442,7 @@ func optString(k optKey) *string {
 }
 
 // parsedMint is the node's jsonParsed form of a mint account.
-func parsedMint(st *mintState, space int) any {
+func parsedMint(st *ledger.MintState, space int) any {
 	type extension struct {
 		Extension string `json:"extension"`
 		State     any    `json:"state"`
@@ -454,32 +456,36 @@ func parsedMint(st *mintState, space int) any {
 		Extensions      []extension `json:"extensions,omitempty"`
 	}
 	in := info{
-		MintAuthority:   optString(st.mintAuthority),
-		Supply:          strconv.FormatUint(st.supply, 10),
-		Decimals:        st.decimals,
+		MintAuthority:   optString(st.MintAuthority),
+		Supply:          strconv.FormatUint(st.Supply, 10),
+		Decimals:        st.Decimals,
 		IsInitialized:   true,
-		FreezeAuthority: optString(st.freezeAuthority),
+		FreezeAuthority: optString(st.FreezeAuthority),
 	}
-	if st.program == ProgramToken2022 && st.metadata == MetadataToken2022 {
-		additional := make([][2]string, len(st.additional))
-		copy(additional, st.additional)
+	program := "spl-token"
+	if st.Program == ProgramToken2022 {
+		program = "spl-token-2022"
+	}
+	if st.Program == ProgramToken2022 && st.Metadata == MetadataToken2022 {
+		additional := make([][2]string, len(st.Additional))
+		copy(additional, st.Additional)
 		in.Extensions = []extension{
 			{"metadataPointer", map[string]any{
-				"authority":       optString(st.updateAuthority),
-				"metadataAddress": st.mint.String(),
+				"authority":       optString(st.UpdateAuthority),
+				"metadataAddress": st.Mint.String(),
 			}},
 			{"tokenMetadata", map[string]any{
-				"updateAuthority":    optString(st.updateAuthority),
-				"mint":               st.mint.String(),
-				"name":               st.name,
-				"symbol":             st.symbol,
-				"uri":                st.uri,
+				"updateAuthority":    optString(st.UpdateAuthority),
+				"mint":               st.Mint.String(),
+				"name":               st.Name,
+				"symbol":             st.Symbol,
+				"uri":                st.URI,
 				"additionalMetadata": additional,
 			}},
 		}
 	}
 	return map[string]any{
-		"program": st.program.parsedName(),
+		"program": program,
 		"parsed":  map[string]any{"type": "mint", "info": in},
 		"space":   space,
 	}

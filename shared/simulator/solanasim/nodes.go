@@ -2,15 +2,14 @@ package solanasim
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // Several ledger nodes over one ledger. A Node is an RPC endpoint of its
@@ -148,46 +147,10 @@ func viewOf(ctx context.Context) view {
 	return v
 }
 
-// pastState is a state of a mint, in force from slot from on.
-type pastState struct {
-	from  uint64
-	state mintState
-}
-
-// maxHistory bounds the states kept per mint; a node lagging past the
-// oldest sees the oldest.
-const maxHistory = 256
-
-// remember records the current state as in force from slot on.
-func (t *simToken) remember(slot uint64) {
-	if n := len(t.history); n > 0 && t.history[n-1].from == slot {
-		t.history[n-1].state = t.state
-		return
-	}
-	t.history = append(t.history, pastState{from: slot, state: t.state})
-	if len(t.history) > maxHistory {
-		t.history = t.history[len(t.history)-maxHistory:]
-	}
-}
-
-// stateSeen is the mint's state as the node of ctx sees it (Server.mu
-// held): the state of lag slots ago, its supply off by delta.
-func (s *Server) stateSeen(ctx context.Context, tok *simToken) mintState {
-	v := viewOf(ctx)
-	st := tok.state
-	if v.lag > 0 {
-		now := s.slot.Load()
-		at := now - min(v.lag, now)
-		st = tok.history[0].state
-		for i := len(tok.history) - 1; i >= 0; i-- {
-			if tok.history[i].from <= at {
-				st = tok.history[i].state
-				break
-			}
-		}
-	}
+// skew is st as the node of v answers it: its supply off by delta.
+func (v view) skew(st ledger.MintState) ledger.MintState {
 	if v.delta != 0 {
-		st.supply = uint64(int64(st.supply) + v.delta)
+		st.Supply = uint64(int64(st.Supply) + v.delta)
 	}
 	return st
 }
@@ -200,15 +163,12 @@ type Node struct {
 	// setMu orders SetFault and SetSocketFault.
 	setMu   sync.Mutex
 	sockets socketSet
-
-	mu   sync.Mutex
-	http *http.Server
-	done chan struct{}
+	lis     listener
 }
 
 // NewNode returns a node over s's ledger, healthy until SetFault.
 func (s *Server) NewNode() *Node {
-	n := &Node{srv: s}
+	n := &Node{srv: s, lis: listener{name: "solanasim: node"}}
 	n.fault.Store(&NodeFault{})
 	return n
 }
@@ -259,32 +219,21 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// A balancer pins a socket to one of its two nodes.
 		lagging := f.Kind == NodeBalancer && n.flip.Add(1)%2 == 0
-		n.srv.servePubSub(w, r, &n.sockets, func() view { return n.viewNow(lagging) }, func() SocketFault { return n.Fault().Socket })
+		n.srv.servePubSub(w, r, &n.sockets, func() view { return n.Fault().view(lagging) }, func() SocketFault { return n.Fault().Socket })
 		return
 	}
-	var v view
-	switch f.Kind {
-	case NodeDown:
+	if f.Kind == NodeDown {
 		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 		return
-	case NodeLag:
-		v.lag = f.Slots
-	case NodeBalancer:
-		if n.flip.Add(1)%2 == 0 {
-			v.lag = f.Slots
-		}
-	case NodeWrong:
-		v.delta = f.Delta
-	case NodeHide:
-		v.hide = f.Accounts
 	}
-	n.srv.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+	// A balancer alternates, request by request, between its two nodes.
+	lagging := f.Kind == NodeBalancer && n.flip.Add(1)%2 == 0
+	n.srv.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, f.view(lagging))))
 }
 
-// viewNow is the node's view for a PubSub socket: its fault now; a
-// balancer's socket sees the lagging node when lagging.
-func (n *Node) viewNow(lagging bool) view {
-	f := n.Fault()
+// view is how a node with fault f departs from the ledger; a balancer
+// answers as its lagging node when lagging.
+func (f NodeFault) view(lagging bool) view {
 	switch f.Kind {
 	case NodeLag:
 		return view{lag: f.Slots}
@@ -303,43 +252,8 @@ func (n *Node) viewNow(lagging bool) view {
 // StartOn serves the node on host (empty: 127.0.0.1) and port (0: an
 // ephemeral one) until ctx ends or Close, and returns its base URL.
 func (n *Node) StartOn(ctx context.Context, host string, port int) (string, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.http != nil {
-		return "", errors.New("solanasim: node already started")
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
-	if err != nil {
-		return "", fmt.Errorf("solanasim: listen: %w", err)
-	}
-	srv := &http.Server{Handler: n, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	n.http, n.done = srv, done
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = n.Close()
-		case <-done:
-		}
-	}()
-	return "http://" + ln.Addr().String(), nil
+	return n.lis.start(ctx, host, port, n, n.Close)
 }
 
 // Close stops the node; it is safe to call more than once.
-func (n *Node) Close() error {
-	n.mu.Lock()
-	srv, done := n.http, n.done
-	n.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	err := srv.Close()
-	n.sockets.closeAll()
-	<-done
-	return err
-}
+func (n *Node) Close() error { return n.lis.close(&n.sockets) }

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // Solana's PubSub over WebSocket, as a node serves it: on the port and
@@ -78,21 +79,6 @@ func isUpgrade(r *http.Request) bool {
 	return r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r)
 }
 
-// signal wakes every PubSub socket: the ledger changed.
-func (s *Server) signal() {
-	s.chMu.Lock()
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.chMu.Unlock()
-}
-
-// changes is closed at the next change of the ledger.
-func (s *Server) changes() <-chan struct{} {
-	s.chMu.Lock()
-	defer s.chMu.Unlock()
-	return s.changed
-}
-
 // socketSet is the open sockets of a listener.
 type socketSet struct {
 	mu   sync.Mutex
@@ -155,7 +141,7 @@ type socket struct {
 
 // accountSub is one accountSubscribe.
 type accountSub struct {
-	key  pubkey
+	key  ledger.Key
 	cfg  accountInfoConfig
 	last []byte // the value last notified (or seen at subscribe time)
 }
@@ -191,7 +177,7 @@ func (s *Server) servePubSub(w http.ResponseWriter, r *http.Request, set *socket
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	go c.notify(ctx, s.changes()) // taken before any subscription
+	go c.notify(ctx, s.ledger.Changes()) // taken before any subscription
 	for {
 		_, msg, err := conn.ReadMessage()
 		if err != nil {
@@ -398,7 +384,7 @@ func (c *socket) notify(ctx context.Context, ch <-chan struct{}) {
 		}
 		// The next change's channel before this one's reading: a change
 		// made while it reads is not missed.
-		ch = c.srv.changes()
+		ch = c.srv.ledger.Changes()
 		c.notifyChanged()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 // programSubscribe, as a node serves it:
@@ -38,8 +39,8 @@ import (
 // in, by slot; nothing is sent at subscribe time. A closed token account
 // is handed back to the system program with no data, so a subscription to
 // the token program is not told of it, as on a node. Changes come from the
-// holder changes (holderedits.go); a lagging node's socket tells each one
-// when its slot reaches it. As accountSubscribe, the notification is sent
+// holder changes (ledger/holderedits.go); a lagging node's socket tells
+// each one when its slot reaches it. As accountSubscribe, the notification is sent
 // at the change and its context slot is the change's slot minus the
 // commitment's lag, as getProgramAccounts' context slot is: a snapshot
 // taken at context slot C holds exactly the changes notified at a slot up
@@ -53,7 +54,7 @@ const RouteProgramNotification = "programNotification"
 
 // programSub is one programSubscribe.
 type programSub struct {
-	program pubkey
+	program ledger.Key
 	filters []filter
 	enc     string
 	slice   *dataSlice
@@ -109,7 +110,7 @@ func (c *socket) programSubscribe(params json.RawMessage) (uint64, *rpcError) {
 	if err != nil || len(b) != 32 {
 		return 0, invalidParams("Invalid Request: Invalid pubkey provided")
 	}
-	var program pubkey
+	var program ledger.Key
 	copy(program[:], b)
 	if cfg.Encoding == "jsonParsed" {
 		return 0, invalidParams("Invalid params: jsonParsed is not supported by this simulator for programSubscribe; use base64.")
@@ -119,10 +120,8 @@ func (c *socket) programSubscribe(params json.RawMessage) (uint64, *rpcError) {
 		return 0, e
 	}
 	// The slot the subscription starts after, read where no change is
-	// half made.
-	c.srv.mu.RLock()
-	now := c.srv.slot.Load()
-	c.srv.mu.RUnlock()
+	// half made (under the ledger's lock).
+	now := c.srv.ledger.Slot()
 	sub := &programSub{program: program, filters: fs, enc: cfg.Encoding, slice: cfg.DataSlice, lag: lag}
 	sub.next = now - min(c.seen().lag, now) + 1
 	c.mu.Lock()
@@ -141,35 +140,28 @@ func (c *socket) notifyPrograms() {
 	lag := c.seen().lag
 	var (
 		out [][]byte
-		raw [tokenAccountLen + 5]byte
+		raw [ledger.TokenAccountLen + 5]byte
 	)
 	c.mu.Lock()
 	for id, sub := range c.psubs {
-		changes, to := c.srv.programChanges(sub.program, sub.next, lag)
+		changes, to := c.srv.ledger.ProgramChanges(sub.program, sub.next, lag)
 		sub.next = max(sub.next, to+1)
 		for _, ch := range changes {
-			if ch.state.closed {
+			if ch.Closed {
 				continue // the system program's now
 			}
-			a := tokenAccount{
-				index:   ch.index,
-				address: ch.hs.addressKey(ch.index),
-				owner:   ch.hs.ownerKey(ch.hs.ownerIndex(ch.index)),
-				amount:  ch.state.amount,
-				size:    ch.hs.size(ch.index),
-			}
-			data := ch.hs.data(&a, raw[:])
+			data := ch.Data(raw[:])
 			if !matchAll(sub.filters, data) {
 				continue
 			}
 			if f, ok := c.srv.faults.Take(RouteProgramNotification); ok && f.Kind == fault.Lost {
 				continue // lost without a word: only a resync can tell
 			}
-			slot := ch.slot
+			slot := ch.Slot
 			if slot > sub.lag {
 				slot -= sub.lag
 			}
-			out = append(out, programNotification(id, slot, &a.address, data, sub))
+			out = append(out, programNotification(id, slot, &ch.Account.Address, data, sub))
 		}
 	}
 	c.mu.Unlock()
@@ -192,7 +184,7 @@ const base58TooLarge = "error: data too large for bs58 encoding"
 
 // programNotification is the message telling subscription id of the
 // account at address in slot.
-func programNotification(id, slot uint64, address *pubkey, data []byte, sub *programSub) []byte {
+func programNotification(id, slot uint64, address *ledger.Key, data []byte, sub *programSub) []byte {
 	msg := make([]byte, 0, 512)
 	msg = append(msg, `{"jsonrpc":"2.0","method":"programNotification","params":{"result":{"context":{"slot":`...)
 	msg = strconv.AppendUint(msg, slot, 10)

@@ -2,11 +2,12 @@
 // getTokenAccounts method on a loopback port, with the wire shapes of the
 // real services.
 //
-// A Server holds one or more tokens (mint account, on-chain metadata and a
-// deterministic holder set, see Token and Holders). getProgramAccounts is
-// streamed: accounts are generated from (seed, index) while the response is
-// written, so a million accounts cost the simulator little memory. Faults are
-// injected per RPC method name through Faults (package fault); "*" applies to
+// A Server serves a ledger (package ledger, its own lock) of one or more
+// tokens (mint account, on-chain metadata and a deterministic holder set,
+// see Token and Holders). getProgramAccounts is streamed: accounts are
+// generated from (seed, index) while the response is written, so a
+// million accounts cost the simulator little memory. Faults are injected
+// per RPC method name through Faults (package fault); "*" applies to
 // every HTTP request.
 //
 // Each port also speaks Solana's PubSub (accountSubscribe,
@@ -44,13 +45,43 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
+
+// The ledger's types, constants and addresses, under this package's
+// names (see package ledger).
+type (
+	Token            = ledger.Token
+	Holders          = ledger.Holders
+	Truth            = ledger.Truth
+	BalanceEntry     = ledger.BalanceEntry
+	HolderChange     = ledger.HolderChange
+	AccountChange    = ledger.AccountChange
+	Program          = ledger.Program
+	MetadataLocation = ledger.MetadataLocation
+)
+
+// Token programs, metadata locations and well-known program ids.
+const (
+	ProgramToken       = ledger.ProgramToken
+	ProgramToken2022   = ledger.ProgramToken2022
+	MetadataNone       = ledger.MetadataNone
+	MetadataMetaplex   = ledger.MetadataMetaplex
+	MetadataToken2022  = ledger.MetadataToken2022
+	TokenProgramID     = ledger.TokenProgramID
+	Token2022ProgramID = ledger.Token2022ProgramID
+	MetadataProgramID  = ledger.MetadataProgramID
+)
+
+// MetadataAddress returns the Metaplex Token Metadata account address (PDA)
+// of mint.
+func MetadataAddress(mint string) (string, error) { return ledger.MetadataAddress(mint) }
 
 // Option configures a Server.
 type Option func(*Server)
 
 // WithSlot sets the initial slot (default 300,000,000).
-func WithSlot(slot uint64) Option { return func(s *Server) { s.slot.Store(slot) } }
+func WithSlot(slot uint64) Option { return func(s *Server) { s.startSlot = slot } }
 
 // WithVersion sets the solana-core version reported by getVersion and in
 // every context.apiVersion (default "2.2.14").
@@ -65,39 +96,31 @@ func WithFullIndexes() Option { return func(s *Server) { s.fullIndexes = true } 
 // flushes (default 32 KiB).
 func WithFlushEvery(n int) Option { return func(s *Server) { s.flushEvery = n } }
 
-// Server is a simulated Solana RPC node. Its methods are safe for concurrent
-// use.
+// Server is a simulated Solana RPC node over a ledger (package ledger).
+// Its methods are safe for concurrent use.
+//
+// The Server holds what serves: the HTTP listener (a lock of its own),
+// the PubSub sockets (a lock of their own each), the fault table, the
+// health. The chain state is the Ledger's, behind the Ledger's lock,
+// which is taken after any of the Server's and never before one (see
+// ledger.Ledger).
 type Server struct {
 	version     string
 	fullIndexes bool
 	flushEvery  int
+	startSlot   uint64 // WithSlot's, for New
 	faults      *fault.Set
+	ledger      *ledger.Ledger
 
-	slot        atomic.Uint64
 	slotsBehind atomic.Uint64
 	unhealthy   atomic.Bool
 
-	mu      sync.RWMutex
-	tokens  map[pubkey]*simToken
-	byMeta  map[pubkey]*simToken // Metaplex metadata PDA -> token
 	handler http.Handler
-
-	srvMu sync.Mutex
-	srv   *http.Server
-	done  chan struct{}
-
-	// defaultMint is the first token added: the one the control endpoint
-	// (/_simulator/burn, /_simulator/mint) changes when it names none.
-	defaultMint pubkey // guarded by mu
-	hasDefault  bool   // guarded by mu
+	lis     listener
 
 	// controls are HandleControl's operations, by name.
 	controls sync.Map
 
-	// changed is closed (and replaced) whenever the ledger changes: a
-	// mint's state or the slot. PubSub sockets wait on it.
-	chMu    sync.Mutex
-	changed chan struct{}
 	nextSub atomic.Uint64
 	// sockets are the PubSub sockets served by Start's listener (a Node
 	// keeps its own): Close ends them, since net/http does not close
@@ -105,85 +128,26 @@ type Server struct {
 	sockets socketSet
 }
 
-// simToken is a token registered on the server.
-type simToken struct {
-	state mintState // guarded by Server.mu
-	// history holds the states the mint had, each from the slot it took
-	// effect (guarded by Server.mu): what a lagging node answers.
-	history []pastState
-	holders *holderSet
-	metaPDA pubkey
-}
-
 // New returns a Server with no token.
 func New(opts ...Option) *Server {
 	s := &Server{
 		version:    "2.2.14",
 		flushEvery: 32 << 10,
+		startSlot:  300_000_000,
 		faults:     fault.NewSet(),
-		tokens:     map[pubkey]*simToken{},
-		byMeta:     map[pubkey]*simToken{},
-		changed:    make(chan struct{}),
+		lis:        listener{name: "solanasim"},
 	}
-	s.slot.Store(300_000_000)
 	for _, o := range opts {
 		o(s)
 	}
+	s.ledger = ledger.New(s.startSlot)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s
 }
 
 // AddToken registers t (replacing a token with the same mint). It returns
 // an error when an address or a holder parameter is invalid.
-func (s *Server) AddToken(t Token) error {
-	mint, err := parsePubkey(t.Mint)
-	if err != nil {
-		return fmt.Errorf("solanasim: Mint: %w", err)
-	}
-	st := mintState{
-		mint: mint, program: t.Program, decimals: t.Decimals, supply: t.Supply,
-		metadata: t.Metadata, name: t.Name, symbol: t.Symbol, uri: t.URI,
-		additional: append([][2]string(nil), t.AdditionalMetadata...),
-	}
-	if t.Program != ProgramToken && t.Program != ProgramToken2022 {
-		return fmt.Errorf("solanasim: unknown Program %d", t.Program)
-	}
-	if t.Metadata == MetadataToken2022 && t.Program != ProgramToken2022 {
-		return errors.New("solanasim: MetadataToken2022 needs ProgramToken2022")
-	}
-	if st.mintAuthority, err = parseOptKey("MintAuthority", t.MintAuthority); err != nil {
-		return fmt.Errorf("solanasim: %w", err)
-	}
-	if st.freezeAuthority, err = parseOptKey("FreezeAuthority", t.FreezeAuthority); err != nil {
-		return fmt.Errorf("solanasim: %w", err)
-	}
-	if st.updateAuthority, err = parseOptKey("UpdateAuthority", t.UpdateAuthority); err != nil {
-		return fmt.Errorf("solanasim: %w", err)
-	}
-	hs, err := newHolderSet(mint, t.Program, t.Supply, t.Holders)
-	if err != nil {
-		return fmt.Errorf("solanasim: %w", err)
-	}
-	tok := &simToken{state: st, holders: hs, history: []pastState{{from: 0, state: st}}}
-	pda, _, err := findProgramAddress([][]byte{[]byte("metadata"), metadataProgramKey[:], mint[:]}, metadataProgramKey)
-	if err != nil {
-		return fmt.Errorf("solanasim: metadata address: %w", err)
-	}
-	tok.metaPDA = pda
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old, ok := s.tokens[mint]; ok {
-		delete(s.byMeta, old.metaPDA)
-	}
-	s.tokens[mint] = tok
-	if !s.hasDefault {
-		s.defaultMint, s.hasDefault = mint, true
-	}
-	if t.Metadata == MetadataMetaplex {
-		s.byMeta[pda] = tok
-	}
-	return nil
-}
+func (s *Server) AddToken(t Token) error { return s.ledger.AddToken(t) }
 
 // Handler returns the JSON-RPC handler (POST /, the PubSub WebSocket on a
 // GET with Upgrade: websocket, and the control endpoint /_simulator/), for
@@ -208,19 +172,38 @@ func (s *Server) Start(ctx context.Context) (string, error) { return s.StartOn(c
 // StartOn is Start on the given host (empty: 127.0.0.1) and port (0: an
 // ephemeral one).
 func (s *Server) StartOn(ctx context.Context, host string, port int) (string, error) {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
-	if s.srv != nil {
-		return "", errors.New("solanasim: already started")
+	return s.lis.start(ctx, host, port, s.handler, s.Close)
+}
+
+// Close stops the server started by Start and waits for it to end. It is
+// safe to call more than once.
+func (s *Server) Close() error { return s.lis.close(&s.sockets) }
+
+// listener is the HTTP listener of a Server or a Node; mu guards it alone.
+type listener struct {
+	name string // "solanasim", "solanasim: node": in errors
+	mu   sync.Mutex
+	srv  *http.Server
+	done chan struct{}
+}
+
+// start serves h on host (empty: 127.0.0.1) and port (0: an ephemeral
+// one) until ctx ends (then it calls stop) or close, and returns the base
+// URL.
+func (l *listener) start(ctx context.Context, host string, port int, h http.Handler, stop func() error) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv != nil {
+		return "", errors.New(l.name + " already started")
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(listenHost(host), strconv.Itoa(port)))
 	if err != nil {
 		return "", fmt.Errorf("solanasim: listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
-	s.srv, s.done = srv, done
+	l.srv, l.done = srv, done
 	go func() {
 		defer close(done)
 		_ = srv.Serve(ln)
@@ -228,137 +211,87 @@ func (s *Server) StartOn(ctx context.Context, host string, port int) (string, er
 	go func() {
 		select {
 		case <-ctx.Done():
-			_ = s.Close()
+			_ = stop()
 		case <-done:
 		}
 	}()
 	return "http://" + ln.Addr().String(), nil
 }
 
-// Close stops the server started by Start and waits for it to end. It is
-// safe to call more than once.
-func (s *Server) Close() error {
-	s.srvMu.Lock()
-	srv, done := s.srv, s.done
-	s.srvMu.Unlock()
+// close stops the listener, drops the sockets it served (net/http does
+// not close hijacked connections) and waits for it to end; it is safe to
+// call more than once.
+func (l *listener) close(sockets *socketSet) error {
+	l.mu.Lock()
+	srv, done := l.srv, l.done
+	l.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	err := srv.Close()
-	s.sockets.closeAll()
+	sockets.closeAll()
 	<-done
 	return err
 }
 
-// Truth returns the exact ground truth of mint's holder set now (the
-// generated set's computed once, in one pass of bounded memory, corrected
-// by the holder changes made since), and false when mint is unknown.
-func (s *Server) Truth(mint string) (Truth, bool) {
-	v, ok := s.holdersOf(mint)
-	if !ok {
-		return Truth{}, false
-	}
-	return v.truth(), true
-}
+// The ledger's reads and changes, as the Server's: see ledger.Ledger's
+// methods of the same names for what each does.
+
+// Truth is the exact ground truth of mint's holder set now (false: no such mint).
+func (s *Server) Truth(mint string) (Truth, bool) { return s.ledger.Truth(mint) }
 
 // Largest returns mint's 20 largest token accounts, largest first.
-func (s *Server) Largest(mint string) ([]BalanceEntry, bool) {
-	v, ok := s.holdersOf(mint)
-	if !ok {
-		return nil, false
-	}
-	return append([]BalanceEntry(nil), v.largest()...), true
-}
+func (s *Server) Largest(mint string) ([]BalanceEntry, bool) { return s.ledger.Largest(mint) }
 
-// holdersOf is mint's holder set now.
-func (s *Server) holdersOf(mint string) (holderView, bool) {
-	k, err := parsePubkey(mint)
-	if err != nil {
-		return holderView{}, false
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	tok, ok := s.tokens[k]
-	if !ok {
-		return holderView{}, false
-	}
-	return holdersNow(tok), true
-}
-
-func (s *Server) token(mint string) *simToken {
-	k, err := parsePubkey(mint)
-	if err != nil {
-		return nil
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.tokens[k]
-}
-
-func (s *Server) update(mint string, f func(*mintState) error) error {
-	k, err := parsePubkey(mint)
-	if err != nil {
-		return fmt.Errorf("solanasim: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tok, ok := s.tokens[k]
-	if !ok {
-		return fmt.Errorf("solanasim: unknown mint %s", mint)
-	}
-	if err := f(&tok.state); err != nil {
-		return err
-	}
-	// A change is a transaction: it lands in a slot after the one the
-	// ledger was at, as on a real ledger, where an account has one state
-	// per slot and subscribers are notified once per slot.
-	tok.remember(s.slot.Add(1))
-	s.signal()
-	return nil
-}
-
-// Supply is mint's supply in base units now, and false when mint is
-// unknown.
-func (s *Server) Supply(mint string) (uint64, bool) {
-	k, err := parsePubkey(mint)
-	if err != nil {
-		return 0, false
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	tok, ok := s.tokens[k]
-	if !ok {
-		return 0, false
-	}
-	return tok.state.supply, true
-}
+// Supply is mint's supply in base units now (false: no such mint).
+func (s *Server) Supply(mint string) (uint64, bool) { return s.ledger.Supply(mint) }
 
 // SetSupply changes mint's supply (the holder set is unchanged).
-func (s *Server) SetSupply(mint string, supply uint64) error {
-	return s.update(mint, func(m *mintState) error { m.supply = supply; return nil })
-}
+func (s *Server) SetSupply(mint string, supply uint64) error { return s.ledger.SetSupply(mint, supply) }
 
 // SetMintAuthority sets mint's mint authority ("" disables it).
-func (s *Server) SetMintAuthority(mint, authority string) error {
-	return s.update(mint, func(m *mintState) error {
-		k, err := parseOptKey("mint authority", authority)
-		if err == nil {
-			m.mintAuthority = k
-		}
-		return err
-	})
-}
+func (s *Server) SetMintAuthority(mint, a string) error { return s.ledger.SetMintAuthority(mint, a) }
 
 // SetFreezeAuthority sets mint's freeze authority ("" disables it).
-func (s *Server) SetFreezeAuthority(mint, authority string) error {
-	return s.update(mint, func(m *mintState) error {
-		k, err := parseOptKey("freeze authority", authority)
-		if err == nil {
-			m.freezeAuthority = k
-		}
-		return err
-	})
+func (s *Server) SetFreezeAuthority(mint, a string) error {
+	return s.ledger.SetFreezeAuthority(mint, a)
 }
+
+// AdjustSupply adds delta base units to mint's supply (negative: a burn)
+// and returns the new supply; "" is the first token added.
+func (s *Server) AdjustSupply(mint string, delta int64) (uint64, error) {
+	ch, err := s.ledger.AdjustSupply(mint, delta)
+	return ch.Supply, err
+}
+
+// OpenHolder opens a token account of mint ("" is the first token added)
+// with a new owner and amount base units (0: an account opened empty).
+func (s *Server) OpenHolder(mint string, amount uint64) (HolderChange, error) {
+	return s.ledger.OpenHolder(mint, amount)
+}
+
+// SetHolderBalance sets the balance of mint's token account (0: a holder
+// sold out).
+func (s *Server) SetHolderBalance(mint, account string, amount uint64) (HolderChange, error) {
+	return s.ledger.SetHolderBalance(mint, account, amount)
+}
+
+// MoveHolderBalance moves amount base units from one token account of
+// mint to another, both changed in one slot.
+func (s *Server) MoveHolderBalance(mint, from, to string, amount uint64) (HolderChange, error) {
+	return s.ledger.MoveHolderBalance(mint, from, to, amount)
+}
+
+// CloseHolderAccount closes mint's token account, which must hold 0.
+func (s *Server) CloseHolderAccount(mint, account string) (HolderChange, error) {
+	return s.ledger.CloseHolderAccount(mint, account)
+}
+
+// BumpSlot advances the slot by n and returns the new slot.
+func (s *Server) BumpSlot(n uint64) uint64 { return s.ledger.BumpSlot(n) }
+
+// Slot returns the current (processed) slot.
+func (s *Server) Slot() uint64 { return s.ledger.Slot() }
 
 // SetHealthy makes getHealth answer "ok".
 func (s *Server) SetHealthy() {
@@ -372,16 +305,6 @@ func (s *Server) SetUnhealthy(slotsBehind uint64) {
 	s.slotsBehind.Store(slotsBehind)
 	s.unhealthy.Store(true)
 }
-
-// BumpSlot advances the slot by n and returns the new slot.
-func (s *Server) BumpSlot(n uint64) uint64 {
-	slot := s.slot.Add(n)
-	s.signal()
-	return slot
-}
-
-// Slot returns the current (processed) slot.
-func (s *Server) Slot() uint64 { return s.slot.Load() }
 
 // listenHost is host, or 127.0.0.1 when empty: the simulator serves
 // loopback unless told otherwise (a pod of a demo cluster listens on all).

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tokendata/tokendata/shared/simulator/fault"
+	"github.com/tokendata/tokendata/shared/simulator/solanasim/ledger"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -78,6 +79,20 @@ func start(t testing.TB, n int, opts ...Option) (*Server, string) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s, url
+}
+
+// holdersNow is mint's holder set now, read from s's ledger.
+func holdersNow(t testing.TB, s *Server, mint string) ledger.HolderView {
+	t.Helper()
+	k, err := ledger.ParseKey(mint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv, ok := s.ledger.Holders(k, 0)
+	if !ok {
+		t.Fatalf("no mint %s", mint)
+	}
+	return hv
 }
 
 // post sends body and returns the status and the (decompressed) body.
@@ -229,74 +244,6 @@ func TestWireShapesMatchDocs(t *testing.T) {
 	}
 }
 
-func TestMintLayouts(t *testing.T) {
-	s := New()
-	if err := s.AddToken(classicToken(0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddToken(t22Token(0)); err != nil {
-		t.Fatal(err)
-	}
-	classic := s.tokens[mustPubkey(classicMint)].state.mintData()
-	if len(classic) != 82 {
-		t.Fatalf("classic mint is %d bytes", len(classic))
-	}
-	if binary.LittleEndian.Uint32(classic[0:4]) != 0 || binary.LittleEndian.Uint64(classic[36:44]) != 999_999_999_123_456_789 ||
-		classic[44] != 9 || classic[45] != 1 || binary.LittleEndian.Uint32(classic[46:50]) != 1 || base58.Encode(classic[50:82]) != authority {
-		t.Errorf("classic mint layout wrong: %x", classic)
-	}
-
-	d := s.tokens[mustPubkey(t22Mint)].state.mintData()
-	if len(d) <= 166 || d[165] != accountTypeMint {
-		t.Fatalf("token-2022 mint: len %d, type byte %d", len(d), d[165])
-	}
-	for _, b := range d[82:165] {
-		if b != 0 {
-			t.Fatal("padding between 82 and 165 is not zero")
-		}
-	}
-	// Walk the TLV entries.
-	seen := map[uint16][]byte{}
-	for p := 166; p < len(d); {
-		typ, n := binary.LittleEndian.Uint16(d[p:]), int(binary.LittleEndian.Uint16(d[p+2:]))
-		seen[typ] = d[p+4 : p+4+n]
-		p += 4 + n
-	}
-	mp := seen[extMetadataPointer]
-	if len(mp) != 64 || base58.Encode(mp[:32]) != authority || base58.Encode(mp[32:]) != t22Mint {
-		t.Errorf("metadata pointer = %x", mp)
-	}
-	tm := seen[extTokenMetadata]
-	readStr := func(b []byte) (string, []byte) {
-		n := binary.LittleEndian.Uint32(b)
-		return string(b[4 : 4+n]), b[4+n:]
-	}
-	if base58.Encode(tm[:32]) != authority || base58.Encode(tm[32:64]) != t22Mint {
-		t.Fatalf("token metadata authorities wrong")
-	}
-	name, rest := readStr(tm[64:])
-	sym, rest := readStr(rest)
-	uri, rest := readStr(rest)
-	if name != "Twenty Two" || sym != "TT" || uri != "https://example.org/tt.json" || binary.LittleEndian.Uint32(rest) != 1 {
-		t.Errorf("token metadata = %q %q %q %x", name, sym, uri, rest)
-	}
-
-	// Metaplex metadata account.
-	md := s.tokens[mustPubkey(classicMint)].state.metaplexData()
-	if len(md) != metaplexMetadataLen || md[0] != 4 || base58.Encode(md[1:33]) != authority || base58.Encode(md[33:65]) != classicMint {
-		t.Fatalf("metaplex header wrong")
-	}
-	if n := binary.LittleEndian.Uint32(md[65:69]); n != 32 || string(bytes.TrimRight(md[69:101], "\x00")) != "Demo Token" {
-		t.Errorf("metaplex name: len %d %q", n, md[69:101])
-	}
-	if n := binary.LittleEndian.Uint32(md[101:105]); n != 10 || string(bytes.TrimRight(md[105:115], "\x00")) != "DEMO" {
-		t.Errorf("metaplex symbol: len %d %q", n, md[105:115])
-	}
-	if n := binary.LittleEndian.Uint32(md[115:119]); n != 200 || string(bytes.TrimRight(md[119:319], "\x00")) != "https://example.org/demo.json" {
-		t.Errorf("metaplex uri: len %d", n)
-	}
-}
-
 func TestGetAccountInfoEncodings(t *testing.T) {
 	s, url := start(t, 10)
 	// Token-2022 jsonParsed with extensions.
@@ -428,64 +375,6 @@ func TestTokenSupplyCommitmentAndMutations(t *testing.T) {
 	s.SetUnhealthy(0)
 	if _, rerr := rpcCall(t, url, "getHealth", nil); rerr == nil || rerr.Code != CodeNodeUnhealthy || rerr.Message != "Node is unhealthy" {
 		t.Errorf("unhealthy: %v", rerr)
-	}
-}
-
-func TestMetadataAddressIsPDA(t *testing.T) {
-	// A known mainnet pair: USDC's Metaplex metadata account.
-	got, err := MetadataAddress("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != "5x38Kp4hvdomTCnCrAny4UtMUt5rQBdB6px2K1Ui45Wq" {
-		t.Errorf("MetadataAddress(USDC) = %s", got)
-	}
-}
-
-func TestTruthMatchesBruteForce(t *testing.T) {
-	for _, tok := range []Token{classicToken(3000), t22Token(3000)} {
-		s := New()
-		if err := s.AddToken(tok); err != nil {
-			t.Fatal(err)
-		}
-		hs := s.tokens[mustPubkey(tok.Mint)].holders
-		sums := map[pubkey]uint64{}
-		var want Truth
-		seenAddr := map[pubkey]bool{}
-		for i := range hs.n {
-			a := hs.account(i)
-			if seenAddr[a.address] {
-				t.Fatal("duplicate account address")
-			}
-			seenAddr[a.address] = true
-			sums[a.owner] += a.amount
-			want.TokenAccounts++
-			want.TotalAmount += a.amount
-			if a.amount > 0 {
-				want.NonZeroAccounts++
-			}
-			if a.size == 170 {
-				want.Accounts170++
-			} else {
-				want.Accounts165++
-			}
-		}
-		want.Owners = len(sums)
-		for _, v := range sums {
-			if v > 0 {
-				want.Holders++
-			}
-		}
-		got, ok := s.Truth(tok.Mint)
-		if !ok || got != want {
-			t.Errorf("%s: truth %+v, brute force %+v", tok.Name, got, want)
-		}
-		if want.Holders == want.NonZeroAccounts || want.Owners == want.TokenAccounts {
-			t.Errorf("%s: generator has no multi-account owners: %+v", tok.Name, want)
-		}
-		if tok.Program == ProgramToken2022 && (want.Accounts170 == 0 || want.Accounts165 == 0) {
-			t.Errorf("token-2022 sizes not mixed: %+v", want)
-		}
 	}
 }
 
@@ -657,10 +546,10 @@ func TestLargestAccounts(t *testing.T) {
 		t.Fatalf("got %d entries", len(v.Value))
 	}
 	// Brute force the maximum.
-	hs := s.tokens[mustPubkey(classicMint)].holders
+	hs := holdersNow(t, s, classicMint)
 	var maxAmt uint64
-	for i := range hs.n {
-		maxAmt = max(maxAmt, hs.amount(i))
+	for i := range hs.Total() {
+		maxAmt = max(maxAmt, hs.State(i).Amount)
 	}
 	if v.Value[0].Address != want[0].Address || v.Value[0].Amount != uintStr(maxAmt) {
 		t.Errorf("largest = %+v, max %d", v.Value[0], maxAmt)
@@ -742,9 +631,10 @@ func TestDASPagination(t *testing.T) {
 		t.Errorf("page 3: page %d, %d accounts", pg.Page, len(pg.TokenAccounts))
 	}
 	// Owner filter.
-	a := s.tokens[mustPubkey(classicMint)].holders.account(0)
-	res, _ = rpcCall(t, url, "getTokenAccounts", map[string]any{"owner": a.owner.String(), "mint": classicMint})
-	if !strings.Contains(string(res), a.address.String()) {
+	hs := holdersNow(t, s, classicMint)
+	a, _ := hs.Account(0)
+	res, _ = rpcCall(t, url, "getTokenAccounts", map[string]any{"owner": a.Owner.String(), "mint": classicMint})
+	if !strings.Contains(string(res), a.Address.String()) {
 		t.Errorf("owner filter: %s", res)
 	}
 	for _, p := range []any{

@@ -3,9 +3,10 @@
 // framework and of the simulator, keep the simulator out of every binary
 // but standalone (whose demo mode runs it), keep the test kit and the
 // services' test fixtures (edgetest, holderstest) out of every binary,
-// and keep the rooms of the edge and of the holders collector importing
-// one way. It holds the size rules of the services' and shared code too:
-// no function over 100 lines, no package over 3,000.
+// keep the rooms of the edge and of the holders collector importing one
+// way, and keep the Solana simulator's ledger free of its servers. It
+// holds the size rules of the services' and shared code too: no function
+// over 100 lines, no package over 3,000.
 package layout
 
 import (
@@ -374,6 +375,35 @@ func TestNoPackageOver3000Lines(t *testing.T) {
 	for _, dir := range slices.Sorted(maps.Keys(lines)) {
 		if lines[dir] > most {
 			t.Errorf("%s: %d lines of non-test Go (at most %d)", dir, lines[dir], most)
+		}
+	}
+}
+
+// TestSimulatorLedgerLinksNoServer: the Solana simulator's ledger
+// (shared/simulator/solanasim/ledger: the tokens, holders, slot, history
+// and change signal) is the state its servers serve; it links no network
+// (net, net/http, a WebSocket), neither solanasim, whose RPC, PubSub,
+// nodes and control endpoint import it, nor the simulator package above
+// them: solanasim → ledger, never back.
+func TestSimulatorLedgerLinksNoServer(t *testing.T) {
+	root := repoRoot(t)
+	solanasim := mod + "shared/simulator/solanasim"
+	room := solanasim + "/ledger"
+	deps := goList(t, root, "-deps", room)
+	if len(deps) < 5 || deps[len(deps)-1] != room {
+		t.Fatalf("%s: go list -deps gave %v; the check would prove nothing", room, deps)
+	}
+	for _, l := range []struct {
+		pkg   string
+		below bool // the packages below it too (below net, its parsers net/url and net/netip are no network)
+	}{
+		{"net", false}, {"net/http", true}, {"github.com/gorilla/websocket", true},
+		{solanasim, false}, {mod + "shared/simulator", false},
+	} {
+		for _, pkg := range deps {
+			if pkg == l.pkg || l.below && strings.HasPrefix(pkg, l.pkg+"/") {
+				t.Errorf("%s links %s", room, pkg)
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package solanasim
+package ledger
 
 import (
 	"container/heap"
@@ -63,7 +63,7 @@ type BalanceEntry struct {
 
 // holderSet generates the accounts of one mint.
 type holderSet struct {
-	mint     pubkey
+	mint     Key
 	program  Program
 	n        int
 	multi    int // accounts held by multi-account owners
@@ -81,13 +81,13 @@ type holderSet struct {
 	top     []topItem // the topDepth largest generated accounts, largest first
 	largest []BalanceEntry
 
-	// The changes made on demand (holderedits.go), guarded by Server.mu:
+	// The changes made on demand (holderedits.go), guarded by Ledger.mu:
 	// total is the number of account indices (n, then the accounts
 	// opened since), over the state of each account that departs from
 	// the generated one (replaced, never written in place: a snapshot
 	// is the map), edits the log of changes, oldest first.
 	total int
-	over  map[int]acctState
+	over  map[int]AccountState
 	edits []holderEdit
 	// overShared is set when a view took over as its snapshot: the next
 	// change writes a copy.
@@ -116,7 +116,7 @@ func shareThreshold(s float64) uint64 {
 	return uint64(s * (1 << 63) * 2)
 }
 
-func newHolderSet(mint pubkey, program Program, supply uint64, h Holders) (*holderSet, error) {
+func newHolderSet(mint Key, program Program, supply uint64, h Holders) (*holderSet, error) {
 	if h.Accounts < 0 {
 		return nil, fmt.Errorf("holders: Accounts %d is negative", h.Accounts)
 	}
@@ -165,13 +165,13 @@ func (hs *holderSet) h(i int, tag uint64) uint64 {
 	return mix(hs.base + tag*0xd1b54a32d192ed03 ^ mix(uint64(i)+tag<<40))
 }
 
-// tokenAccount is one generated account.
-type tokenAccount struct {
-	index   int
-	address pubkey
-	owner   pubkey
-	amount  uint64
-	size    int // 165 or 170
+// TokenAccount is one token account of a mint.
+type TokenAccount struct {
+	Index   int // its index in the holder set
+	Address Key
+	Owner   Key
+	Amount  uint64
+	Size    int // 165 or 170
 }
 
 func (hs *holderSet) ownerIndex(i int) int {
@@ -181,16 +181,16 @@ func (hs *holderSet) ownerIndex(i int) int {
 	return hs.k + (i - hs.multi)
 }
 
-func (hs *holderSet) ownerKey(j int) pubkey {
-	var p pubkey
+func (hs *holderSet) ownerKey(j int) Key {
+	var p Key
 	for w := range 4 {
 		binary.LittleEndian.PutUint64(p[w*8:], hs.h(j, uint64(0x10+w)))
 	}
 	return p
 }
 
-func (hs *holderSet) addressKey(i int) pubkey {
-	var p pubkey
+func (hs *holderSet) addressKey(i int) Key {
+	var p Key
 	for w := range 4 {
 		binary.LittleEndian.PutUint64(p[w*8:], hs.h(i, uint64(1+w)))
 	}
@@ -211,35 +211,38 @@ func (hs *holderSet) amount(i int) uint64 {
 
 func (hs *holderSet) size(i int) int {
 	if hs.extended && hs.h(i, 8) < hs.extT {
-		return tokenAccountLen + 5
+		return TokenAccountLen + 5
 	}
-	return tokenAccountLen
+	return TokenAccountLen
 }
 
-// account returns account i in full.
-func (hs *holderSet) account(i int) tokenAccount {
-	return tokenAccount{
-		index:   i,
-		address: hs.addressKey(i),
-		owner:   hs.ownerKey(hs.ownerIndex(i)),
-		amount:  hs.amount(i),
-		size:    hs.size(i),
+// account returns account i as generated.
+func (hs *holderSet) account(i int) TokenAccount { return hs.accountWith(i, hs.amount(i)) }
+
+// accountWith returns account i holding amount.
+func (hs *holderSet) accountWith(i int, amount uint64) TokenAccount {
+	return TokenAccount{
+		Index:   i,
+		Address: hs.addressKey(i),
+		Owner:   hs.ownerKey(hs.ownerIndex(i)),
+		Amount:  amount,
+		Size:    hs.size(i),
 	}
 }
 
-// data writes the account's bytes (real SPL layout) into buf[:a.size].
-func (hs *holderSet) data(a *tokenAccount, buf []byte) []byte {
-	b := buf[:a.size]
+// data writes the account's bytes (real SPL layout) into buf[:a.Size].
+func (hs *holderSet) data(a *TokenAccount, buf []byte) []byte {
+	b := buf[:a.Size]
 	clear(b)
 	copy(b[0:32], hs.mint[:])
-	copy(b[32:64], a.owner[:])
-	binary.LittleEndian.PutUint64(b[64:72], a.amount)
+	copy(b[32:64], a.Owner[:])
+	binary.LittleEndian.PutUint64(b[64:72], a.Amount)
 	// delegate COption (72..108) None, state at 108: Initialized
 	b[108] = 1
 	// is_native (109..121), delegated_amount (121..129), close_authority
 	// (129..165): None / zero.
-	if a.size > tokenAccountLen {
-		b[165] = accountTypeAccount
+	if a.Size > TokenAccountLen {
+		b[165] = AccountTypeAccount
 		binary.LittleEndian.PutUint16(b[166:168], extImmutableOwner)
 		binary.LittleEndian.PutUint16(b[168:170], 0)
 	}
@@ -255,7 +258,7 @@ func (hs *holderSet) compute() {
 		top := &minHeap{}
 		for i := range hs.n {
 			amt := hs.amount(i)
-			if hs.size(i) > tokenAccountLen {
+			if hs.size(i) > TokenAccountLen {
 				t.Accounts170++
 			} else {
 				t.Accounts165++

@@ -1,4 +1,4 @@
-package solanasim
+package ledger
 
 import (
 	"bytes"
@@ -18,18 +18,18 @@ import (
 // changed accounts (programSubscribe). The supply is left as it is, as
 // burns and mints leave the holder set.
 
-// acctState is a token account's balance, or its absence (closed, or not
+// AccountState is a token account's balance, or its absence (closed, or not
 // opened yet).
-type acctState struct {
-	amount uint64
-	closed bool
+type AccountState struct {
+	Amount uint64
+	Closed bool
 }
 
 // holderEdit is one change of one account, in force from slot on.
 type holderEdit struct {
 	slot          uint64
 	index         int
-	before, after acctState
+	before, after AccountState
 }
 
 // maxHolderEdits bounds the log of changes per token (it keeps the last
@@ -38,18 +38,19 @@ type holderEdit struct {
 // their notifications.
 const maxHolderEdits = 4096
 
-// Errors of the holder changes, for the control endpoint's status.
+// Errors of the ledger's changes (wrapped), for the control
+// endpoint's status.
 var (
-	errUnknownMint    = errors.New("unknown mint")
-	errUnknownAccount = errors.New("unknown token account")
+	ErrUnknownMint    = errors.New("unknown mint")
+	ErrUnknownAccount = errors.New("unknown token account")
 )
 
 // generated is account i as generated: indices past n are not opened.
-func (hs *holderSet) generated(i int) acctState {
+func (hs *holderSet) generated(i int) AccountState {
 	if i >= hs.n {
-		return acctState{closed: true}
+		return AccountState{Closed: true}
 	}
-	return acctState{amount: hs.amount(i)}
+	return AccountState{Amount: hs.amount(i)}
 }
 
 // indexOf finds the account at address among the first total indices,
@@ -57,7 +58,7 @@ func (hs *holderSet) generated(i int) acctState {
 // (a linear pass, hashing every address, took 6 ms a change at 1,000,000
 // accounts); two addresses sharing those bytes make it look for the
 // second by that pass.
-func (hs *holderSet) indexOf(address pubkey, total int) (int, bool) {
+func (hs *holderSet) indexOf(address Key, total int) (int, bool) {
 	hs.idxMu.Lock()
 	defer hs.idxMu.Unlock()
 	if hs.byWord == nil {
@@ -106,9 +107,9 @@ type AccountChange struct {
 // OpenHolder opens a token account of mint ("" is the first token added)
 // with a new owner and amount base units: a new holder, or with 0 an
 // account opened empty.
-func (s *Server) OpenHolder(mint string, amount uint64) (HolderChange, error) {
-	return s.changeHolders(mint, nil, func(hs *holderSet, _ []int, set func(int, acctState)) error {
-		set(hs.total, acctState{amount: amount})
+func (l *Ledger) OpenHolder(mint string, amount uint64) (HolderChange, error) {
+	return l.changeHolders(mint, nil, func(hs *holderSet, _ []int, set func(int, AccountState)) error {
+		set(hs.total, AccountState{Amount: amount})
 		hs.total++
 		return nil
 	})
@@ -117,24 +118,24 @@ func (s *Server) OpenHolder(mint string, amount uint64) (HolderChange, error) {
 // SetHolderBalance sets the balance of mint's token account: 0 is a
 // holder who sold out, a positive amount after 0 a holder back. It is
 // refused for a closed account and when the balance is amount already.
-func (s *Server) SetHolderBalance(mint, account string, amount uint64) (HolderChange, error) {
-	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
-		if cur := hs.state(idx[0]); cur.amount == amount {
+func (l *Ledger) SetHolderBalance(mint, account string, amount uint64) (HolderChange, error) {
+	return l.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, AccountState)) error {
+		if cur := hs.state(idx[0]); cur.Amount == amount {
 			return fmt.Errorf("the balance of %s is %d already", account, amount)
 		}
-		set(idx[0], acctState{amount: amount})
+		set(idx[0], AccountState{Amount: amount})
 		return nil
 	})
 }
 
-// backHolder sets the balance of an account at 0 to amount: a holder
+// BackHolder sets the balance of an account at 0 to amount: a holder
 // back, refused for an account that holds some.
-func (s *Server) backHolder(mint, account string, amount uint64) (HolderChange, error) {
-	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
-		if cur := hs.state(idx[0]); cur.amount != 0 {
-			return fmt.Errorf("%s holds %d: a holder back comes from 0", account, cur.amount)
+func (l *Ledger) BackHolder(mint, account string, amount uint64) (HolderChange, error) {
+	return l.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, AccountState)) error {
+		if cur := hs.state(idx[0]); cur.Amount != 0 {
+			return fmt.Errorf("%s holds %d: a holder back comes from 0", account, cur.Amount)
 		}
-		set(idx[0], acctState{amount: amount})
+		set(idx[0], AccountState{Amount: amount})
 		return nil
 	})
 }
@@ -142,95 +143,96 @@ func (s *Server) backHolder(mint, account string, amount uint64) (HolderChange, 
 // MoveHolderBalance moves amount base units (above 0) from one token
 // account of mint to another, both changed in one slot. It is refused
 // when from holds less than amount or when from and to are one account.
-func (s *Server) MoveHolderBalance(mint, from, to string, amount uint64) (HolderChange, error) {
-	return s.changeHolders(mint, []string{from, to}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
+func (l *Ledger) MoveHolderBalance(mint, from, to string, amount uint64) (HolderChange, error) {
+	return l.changeHolders(mint, []string{from, to}, func(hs *holderSet, idx []int, set func(int, AccountState)) error {
 		a, b := hs.state(idx[0]), hs.state(idx[1])
 		switch {
 		case idx[0] == idx[1]:
 			return errors.New("from and to are one account")
 		case amount == 0:
 			return errors.New("moving 0")
-		case a.amount < amount:
-			return fmt.Errorf("%s holds %d, fewer than %d", from, a.amount, amount)
-		case b.amount > ^uint64(0)-amount:
+		case a.Amount < amount:
+			return fmt.Errorf("%s holds %d, fewer than %d", from, a.Amount, amount)
+		case b.Amount > ^uint64(0)-amount:
 			return fmt.Errorf("%s would hold more than 2^64-1", to)
 		}
-		set(idx[0], acctState{amount: a.amount - amount})
-		set(idx[1], acctState{amount: b.amount + amount})
+		set(idx[0], AccountState{Amount: a.Amount - amount})
+		set(idx[1], AccountState{Amount: b.Amount + amount})
 		return nil
 	})
 }
 
 // CloseHolderAccount closes mint's token account, which must hold 0 (the
 // token program refuses to close an account with a balance).
-func (s *Server) CloseHolderAccount(mint, account string) (HolderChange, error) {
-	return s.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, acctState)) error {
-		if cur := hs.state(idx[0]); cur.amount != 0 {
-			return fmt.Errorf("%s holds %d: only an account at 0 can be closed", account, cur.amount)
+func (l *Ledger) CloseHolderAccount(mint, account string) (HolderChange, error) {
+	return l.changeHolders(mint, []string{account}, func(hs *holderSet, idx []int, set func(int, AccountState)) error {
+		if cur := hs.state(idx[0]); cur.Amount != 0 {
+			return fmt.Errorf("%s holds %d: only an account at 0 can be closed", account, cur.Amount)
 		}
-		set(idx[0], acctState{closed: true})
+		set(idx[0], AccountState{Closed: true})
 		return nil
 	})
 }
 
-// state is account i now (Server.mu held).
-func (hs *holderSet) state(i int) acctState {
-	v := holderView{holderSet: hs, total: hs.total, over: hs.over}
-	return v.state(i)
+// state is account i now (Ledger.mu held).
+func (hs *holderSet) state(i int) AccountState {
+	v := HolderView{holderSet: hs, total: hs.total, over: hs.over}
+	return v.State(i)
 }
 
 // changeHolders makes one holder change of mint at a new slot: it finds
 // the accounts (open ones), and f sets their states through set.
-func (s *Server) changeHolders(mint string, accounts []string, f func(hs *holderSet, idx []int, set func(int, acctState)) error) (HolderChange, error) {
-	k, err := s.mintKey(mint)
+func (l *Ledger) changeHolders(mint string, accounts []string, f func(hs *holderSet, idx []int, set func(int, AccountState)) error) (HolderChange, error) {
+	k, err := l.mintKey(mint)
 	if err != nil {
 		return HolderChange{}, err
 	}
-	s.mu.RLock()
-	tok, ok := s.tokens[k]
+	l.mu.RLock()
+	tok, ok := l.tokens[k]
 	var total int
 	if ok {
 		total = tok.holders.total
 	}
-	s.mu.RUnlock()
+	l.mu.RUnlock()
 	if !ok {
-		return HolderChange{}, fmt.Errorf("solanasim: %w %s", errUnknownMint, k)
+		return HolderChange{}, fmt.Errorf("solanasim: %w %s", ErrUnknownMint, k)
 	}
 	hs := tok.holders
 	// The addresses are looked for before the lock is taken: an index's
 	// address never changes.
 	idx := make([]int, len(accounts))
 	for n, a := range accounts {
-		ak, err := parsePubkey(a)
+		ak, err := ParseKey(a)
 		if err != nil {
 			return HolderChange{}, fmt.Errorf("solanasim: account %q: %w", a, err)
 		}
 		i, found := hs.indexOf(ak, total)
 		if !found {
-			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s", errUnknownAccount, a, k)
+			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s", ErrUnknownAccount, a, k)
 		}
 		idx[n] = i
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tokens[k] != tok {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tokens[k] != tok {
 		return HolderChange{}, fmt.Errorf("solanasim: mint %s was replaced", k)
 	}
 	for n, i := range idx {
-		if hs.state(i).closed {
-			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s (closed)", errUnknownAccount, accounts[n], k)
+		if hs.state(i).Closed {
+			return HolderChange{}, fmt.Errorf("solanasim: %w %s of mint %s (closed)", ErrUnknownAccount, accounts[n], k)
 		}
 	}
 	type set struct {
 		i  int
-		st acctState
+		st AccountState
 	}
 	var sets []set
-	if err := f(hs, idx, func(i int, st acctState) { sets = append(sets, set{i, st}) }); err != nil {
+	if err := f(hs, idx, func(i int, st AccountState) { sets = append(sets, set{i, st}) }); err != nil {
 		return HolderChange{}, fmt.Errorf("solanasim: %w", err)
 	}
-	slot := s.slot.Add(1)
+	l.slot++
+	slot := l.slot
 	// A new map when a reader took the one in place as its snapshot
 	// (holdersNow) since the last change; otherwise it is written in
 	// place (a copy at every change made a stream of them quadratic).
@@ -238,7 +240,7 @@ func (s *Server) changeHolders(mint string, accounts []string, f func(hs *holder
 	if over == nil || hs.overShared.Load() {
 		over = maps.Clone(hs.over)
 		if over == nil {
-			over = map[int]acctState{}
+			over = map[int]AccountState{}
 		}
 		hs.overShared.Store(false)
 	}
@@ -255,57 +257,60 @@ func (s *Server) changeHolders(mint string, accounts []string, f func(hs *holder
 		ch.Accounts = append(ch.Accounts, AccountChange{
 			Address: hs.addressKey(st.i).String(),
 			Owner:   hs.ownerKey(hs.ownerIndex(st.i)).String(),
-			Amount:  st.st.amount,
-			Closed:  st.st.closed,
+			Amount:  st.st.Amount,
+			Closed:  st.st.Closed,
 		})
 	}
 	if len(hs.edits) > 2*maxHolderEdits { // trimmed once every maxHolderEdits changes, not at each
 		hs.edits = append([]holderEdit(nil), hs.edits[len(hs.edits)-maxHolderEdits:]...)
 	}
-	s.signal()
+	l.signal()
 	return ch, nil
 }
 
 // mintKey is mint's key; "" is the first token added.
-func (s *Server) mintKey(mint string) (pubkey, error) {
+func (l *Ledger) mintKey(mint string) (Key, error) {
 	if mint == "" {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		if !s.hasDefault {
-			return pubkey{}, errors.New("solanasim: no token")
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		if !l.hasDefault {
+			return Key{}, errors.New("solanasim: no token")
 		}
-		return s.defaultMint, nil
+		return l.defaultMint, nil
 	}
-	k, err := parsePubkey(mint)
+	k, err := ParseKey(mint)
 	if err != nil {
-		return pubkey{}, fmt.Errorf("solanasim: mint: %w", err)
+		return Key{}, fmt.Errorf("solanasim: mint: %w", err)
 	}
 	return k, nil
 }
 
-// changedAccount is one account a slot changed, as that slot left it.
-type changedAccount struct {
-	slot  uint64
-	hs    *holderSet
-	index int
-	state acctState
+// ChangedAccount is one token account a slot changed, as that slot left
+// it.
+type ChangedAccount struct {
+	Slot    uint64
+	Closed  bool
+	Account TokenAccount
+	hs      *holderSet
 }
 
-// programChanges are the token accounts of program changed from slot
+// Data writes the account's bytes (real SPL layout) into buf[:Account.Size].
+func (c *ChangedAccount) Data(buf []byte) []byte { return c.hs.data(&c.Account, buf) }
+
+// ProgramChanges are the token accounts of program changed from slot
 // from to the slot a node lagging by lag is at (to, returned): one per
 // account and slot, as the slot left it, by slot, then mint, then order
 // of change.
-func (s *Server) programChanges(program pubkey, from, lag uint64) (changes []changedAccount, to uint64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	now := s.slot.Load()
-	to = now - min(lag, now)
+func (l *Ledger) ProgramChanges(program Key, from, lag uint64) (changes []ChangedAccount, to uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	to = l.slot - min(lag, l.slot)
 	if from > to {
 		return nil, to
 	}
 	var sets []*holderSet
-	for _, tok := range s.tokens {
-		if tok.holders.program.ID() == program.String() && len(tok.holders.edits) > 0 {
+	for _, tok := range l.tokens {
+		if tok.holders.program.Key() == program && len(tok.holders.edits) > 0 {
 			sets = append(sets, tok.holders)
 		}
 	}
@@ -313,7 +318,7 @@ func (s *Server) programChanges(program pubkey, from, lag uint64) (changes []cha
 		return nil, to
 	}
 	sort.Slice(sets, func(a, b int) bool { return bytes.Compare(sets[a].mint[:], sets[b].mint[:]) < 0 })
-	var out []changedAccount
+	var out []ChangedAccount
 	for _, hs := range sets {
 		first := sort.Search(len(hs.edits), func(k int) bool { return hs.edits[k].slot >= from })
 		for _, e := range hs.edits[first:] {
@@ -321,17 +326,17 @@ func (s *Server) programChanges(program pubkey, from, lag uint64) (changes []cha
 				break
 			}
 			dup := false
-			for k := len(out) - 1; k >= 0 && out[k].slot == e.slot; k-- {
-				if out[k].hs == hs && out[k].index == e.index {
-					out[k].state, dup = e.after, true
+			for k := len(out) - 1; k >= 0 && out[k].Slot == e.slot; k-- {
+				if c := &out[k]; c.hs == hs && c.Account.Index == e.index {
+					c.Closed, c.Account.Amount, dup = e.after.Closed, e.after.Amount, true
 					break
 				}
 			}
 			if !dup {
-				out = append(out, changedAccount{e.slot, hs, e.index, e.after})
+				out = append(out, ChangedAccount{Slot: e.slot, Closed: e.after.Closed, Account: hs.accountWith(e.index, e.after.Amount), hs: hs})
 			}
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].slot < out[b].slot })
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Slot < out[b].Slot })
 	return out, to
 }

@@ -1,4 +1,4 @@
-package solanasim
+package ledger
 
 import (
 	"crypto/sha256"
@@ -12,19 +12,28 @@ import (
 
 // Well-known program ids.
 const (
-	TokenProgramID         = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
-	Token2022ProgramID     = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"
-	MetadataProgramID      = "metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s"
-	tokenAccountLen        = 165
+	TokenProgramID     = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
+	Token2022ProgramID = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"
+	MetadataProgramID  = "metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s"
+)
+
+// Token account layout.
+const (
+	// TokenAccountLen is the length of a token account without
+	// extensions (one with ImmutableOwner has 5 bytes more).
+	TokenAccountLen = 165
+	// AccountTypeAccount is the account type byte (at TokenAccountLen)
+	// of a Token-2022 token account with extensions.
+	AccountTypeAccount = 2
+)
+
+const (
 	mintLen                = 82
 	metaplexMetadataLen    = 679
-	tokenAccountLamports   = 2039280 // rent exemption of 165 bytes
 	extImmutableOwner      = 7
 	extMetadataPointer     = 18
 	extTokenMetadata       = 19
 	accountTypeMint        = 1
-	accountTypeAccount     = 2
-	maxRentEpoch           = "18446744073709551615"
 	lamportsPerByteYear    = 3480
 	exemptionThresholdYear = 2
 	accountStorageOverhead = 128
@@ -48,12 +57,12 @@ func (p Program) ID() string {
 	return TokenProgramID
 }
 
-// parsedName is the "program" field of jsonParsed account data.
-func (p Program) parsedName() string {
+// Key returns the program's address.
+func (p Program) Key() Key {
 	if p == ProgramToken2022 {
-		return "spl-token-2022"
+		return token2022ProgramKey
 	}
-	return "spl-token"
+	return tokenProgramKey
 }
 
 // MetadataLocation says where a token's on-chain name, symbol and uri live.
@@ -98,13 +107,46 @@ type Token struct {
 	Holders Holders
 }
 
-// pubkey is a raw 32-byte Solana address.
-type pubkey [32]byte
+// Key is a raw 32-byte Solana address.
+type Key [32]byte
 
-func (p pubkey) String() string { return base58.Encode(p[:]) }
+func (k Key) String() string { return base58.Encode(k[:]) }
 
-func parsePubkey(s string) (pubkey, error) {
-	var out pubkey
+const b58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// AppendBase58 appends the base58 form of k (String's) to dst without
+// allocating: getProgramAccounts writes one per account.
+func (k Key) AppendBase58(dst []byte) []byte {
+	var digits [44]byte // 32 bytes need at most 44 base58 digits
+	n := 0
+	for _, b := range k {
+		carry := int(b)
+		for j := 0; j < n; j++ {
+			carry += int(digits[j]) << 8
+			digits[j] = byte(carry % 58)
+			carry /= 58
+		}
+		for carry > 0 {
+			digits[n] = byte(carry % 58)
+			n++
+			carry /= 58
+		}
+	}
+	for _, b := range k {
+		if b != 0 {
+			break
+		}
+		dst = append(dst, '1')
+	}
+	for j := n - 1; j >= 0; j-- {
+		dst = append(dst, b58Alphabet[digits[j]])
+	}
+	return dst
+}
+
+// ParseKey decodes a base58 address of 32 bytes.
+func ParseKey(s string) (Key, error) {
+	var out Key
 	b, err := base58.Decode(s)
 	if err != nil {
 		return out, fmt.Errorf("invalid base58 address %q: %w", s, err)
@@ -116,8 +158,8 @@ func parsePubkey(s string) (pubkey, error) {
 	return out, nil
 }
 
-func mustPubkey(s string) pubkey {
-	p, err := parsePubkey(s)
+func mustKey(s string) Key {
+	p, err := ParseKey(s)
 	if err != nil {
 		panic(err)
 	}
@@ -125,75 +167,76 @@ func mustPubkey(s string) pubkey {
 }
 
 var (
-	tokenProgramKey     = mustPubkey(TokenProgramID)
-	token2022ProgramKey = mustPubkey(Token2022ProgramID)
-	metadataProgramKey  = mustPubkey(MetadataProgramID)
-	systemProgramKey    = pubkey{}
+	tokenProgramKey     = mustKey(TokenProgramID)
+	token2022ProgramKey = mustKey(Token2022ProgramID)
+	metadataProgramKey  = mustKey(MetadataProgramID)
+	systemProgramKey    = Key{}
 )
 
-// optKey is an optional address: nil means None.
-type optKey *pubkey
-
-func parseOptKey(field, s string) (optKey, error) {
+// parseOptKey parses an optional address: "" is None (nil).
+func parseOptKey(field, s string) (*Key, error) {
 	if s == "" {
 		return nil, nil
 	}
-	p, err := parsePubkey(s)
+	p, err := ParseKey(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	return &p, nil
 }
 
-// rentExempt is the minimum balance of an account of n bytes.
-func rentExempt(n int) uint64 {
+// RentExempt is the minimum balance of an account of n bytes.
+func RentExempt(n int) uint64 {
 	return uint64(accountStorageOverhead+n) * lamportsPerByteYear * exemptionThresholdYear
 }
 
-// mintState is the mutable on-chain state of a mint, guarded by Server.mu.
-type mintState struct {
-	mint            pubkey
-	program         Program
-	decimals        uint8
-	supply          uint64
-	mintAuthority   optKey
-	freezeAuthority optKey
-	metadata        MetadataLocation
-	name            string
-	symbol          string
-	uri             string
-	updateAuthority optKey
-	additional      [][2]string
+// MintState is the on-chain state of a mint. The Ledger hands out copies;
+// what its pointers and slice point at is never written once set (a
+// change sets a new authority, it does not write the old one), so a copy
+// is read without the Ledger's lock. A nil authority is None.
+type MintState struct {
+	Mint            Key
+	Program         Program
+	Decimals        uint8
+	Supply          uint64
+	MintAuthority   *Key
+	FreezeAuthority *Key
+	Metadata        MetadataLocation
+	Name            string
+	Symbol          string
+	URI             string
+	UpdateAuthority *Key
+	Additional      [][2]string
 }
 
-// mintData returns the mint account's bytes in the real SPL layout.
-func (m *mintState) mintData() []byte {
+// MintData returns the mint account's bytes in the real SPL layout.
+func (m *MintState) MintData() []byte {
 	b := make([]byte, mintLen, 256)
-	putCOption(b[0:36], m.mintAuthority)
-	binary.LittleEndian.PutUint64(b[36:44], m.supply)
-	b[44] = m.decimals
+	putCOption(b[0:36], m.MintAuthority)
+	binary.LittleEndian.PutUint64(b[36:44], m.Supply)
+	b[44] = m.Decimals
 	b[45] = 1 // is_initialized
-	putCOption(b[46:82], m.freezeAuthority)
-	if m.program != ProgramToken2022 || m.metadata != MetadataToken2022 {
+	putCOption(b[46:82], m.FreezeAuthority)
+	if m.Program != ProgramToken2022 || m.Metadata != MetadataToken2022 {
 		return b
 	}
 	// Token-2022 with extensions: pad to the account length, account type
 	// byte, then TLV entries.
-	b = append(b, make([]byte, tokenAccountLen-mintLen)...)
+	b = append(b, make([]byte, TokenAccountLen-mintLen)...)
 	b = append(b, accountTypeMint)
 	// MetadataPointer: authority (OptionalNonZeroPubkey), metadata address.
 	b = appendTLVHeader(b, extMetadataPointer, 64)
-	b = appendOptNonZero(b, m.updateAuthority)
-	b = append(b, m.mint[:]...)
+	b = appendOptNonZero(b, m.UpdateAuthority)
+	b = append(b, m.Mint[:]...)
 	// TokenMetadata: update authority, mint, name, symbol, uri, additional.
 	var v []byte
-	v = appendOptNonZero(v, m.updateAuthority)
-	v = append(v, m.mint[:]...)
-	v = appendBorshString(v, m.name)
-	v = appendBorshString(v, m.symbol)
-	v = appendBorshString(v, m.uri)
-	v = binary.LittleEndian.AppendUint32(v, uint32(len(m.additional)))
-	for _, kv := range m.additional {
+	v = appendOptNonZero(v, m.UpdateAuthority)
+	v = append(v, m.Mint[:]...)
+	v = appendBorshString(v, m.Name)
+	v = appendBorshString(v, m.Symbol)
+	v = appendBorshString(v, m.URI)
+	v = binary.LittleEndian.AppendUint32(v, uint32(len(m.Additional)))
+	for _, kv := range m.Additional {
 		v = appendBorshString(v, kv[0])
 		v = appendBorshString(v, kv[1])
 	}
@@ -201,20 +244,20 @@ func (m *mintState) mintData() []byte {
 	return append(b, v...)
 }
 
-// metaplexData returns the Metaplex Token Metadata account bytes
+// MetaplexData returns the Metaplex Token Metadata account bytes
 // (MetadataV1 Borsh layout, zero-padded to its fixed size).
-func (m *mintState) metaplexData() []byte {
+func (m *MintState) MetaplexData() []byte {
 	b := make([]byte, 0, metaplexMetadataLen)
 	b = append(b, 4) // Key::MetadataV1
 	ua := systemProgramKey
-	if m.updateAuthority != nil {
-		ua = *m.updateAuthority
+	if m.UpdateAuthority != nil {
+		ua = *m.UpdateAuthority
 	}
 	b = append(b, ua[:]...)
-	b = append(b, m.mint[:]...)
-	b = appendPadded(b, m.name, 32)
-	b = appendPadded(b, m.symbol, 10)
-	b = appendPadded(b, m.uri, 200)
+	b = append(b, m.Mint[:]...)
+	b = appendPadded(b, m.Name, 32)
+	b = appendPadded(b, m.Symbol, 10)
+	b = appendPadded(b, m.URI, 200)
 	b = binary.LittleEndian.AppendUint16(b, 0) // seller_fee_basis_points
 	b = append(b, 0)                           // creators: None
 	b = append(b, 0)                           // primary_sale_happened
@@ -231,7 +274,7 @@ func (m *mintState) metaplexData() []byte {
 	return b
 }
 
-func putCOption(dst []byte, k optKey) {
+func putCOption(dst []byte, k *Key) {
 	if k == nil {
 		return // tag 0 and zero key
 	}
@@ -244,7 +287,7 @@ func appendTLVHeader(b []byte, typ uint16, n int) []byte {
 	return binary.LittleEndian.AppendUint16(b, uint16(n))
 }
 
-func appendOptNonZero(b []byte, k optKey) []byte {
+func appendOptNonZero(b []byte, k *Key) []byte {
 	if k == nil {
 		return append(b, make([]byte, 32)...)
 	}
@@ -314,7 +357,7 @@ func onCurve(b [32]byte) bool {
 
 // findProgramAddress derives a program address the way the Solana runtime
 // does: the first bump from 255 down whose hash is off the curve.
-func findProgramAddress(seeds [][]byte, program pubkey) (pubkey, uint8, error) {
+func findProgramAddress(seeds [][]byte, program Key) (Key, uint8, error) {
 	for bump := 255; bump >= 0; bump-- {
 		h := sha256.New()
 		for _, s := range seeds {
@@ -323,19 +366,19 @@ func findProgramAddress(seeds [][]byte, program pubkey) (pubkey, uint8, error) {
 		h.Write([]byte{byte(bump)})
 		h.Write(program[:])
 		h.Write([]byte("ProgramDerivedAddress"))
-		var out pubkey
+		var out Key
 		copy(out[:], h.Sum(nil))
 		if !onCurve(out) {
 			return out, uint8(bump), nil
 		}
 	}
-	return pubkey{}, 0, errors.New("no viable bump seed")
+	return Key{}, 0, errors.New("no viable bump seed")
 }
 
 // MetadataAddress returns the Metaplex Token Metadata account address (PDA)
 // of mint.
 func MetadataAddress(mint string) (string, error) {
-	m, err := parsePubkey(mint)
+	m, err := ParseKey(mint)
 	if err != nil {
 		return "", err
 	}

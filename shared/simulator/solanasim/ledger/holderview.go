@@ -1,7 +1,6 @@
-package solanasim
+package ledger
 
 import (
-	"context"
 	"maps"
 	"math/bits"
 	"sort"
@@ -11,16 +10,28 @@ import (
 // with the changes of holderedits.go in force then, its ground truth and
 // its largest accounts.
 
-// holderView is a token's holder set at one slot: the generated accounts
-// with the changes in force then.
-type holderView struct {
+// HolderView is a token's holder set at one slot: the generated accounts
+// with the changes in force then. It is a snapshot, read without the
+// Ledger's lock: a change after it was taken writes a copy of what it
+// holds (holderSet.overShared).
+type HolderView struct {
 	*holderSet
 	total int
-	over  map[int]acctState
+	over  map[int]AccountState
 }
 
-// state is account i's balance or absence in the view.
-func (v *holderView) state(i int) acctState {
+// Mint is the view's mint.
+func (v HolderView) Mint() Key { return v.mint }
+
+// Program is the token program that owns the view's accounts.
+func (v HolderView) Program() Program { return v.program }
+
+// Total is the number of account indices: every index below it is an
+// account of the set, open or closed (Account reports which).
+func (v HolderView) Total() int { return v.total }
+
+// State is account i's balance or absence in the view.
+func (v HolderView) State(i int) AccountState {
 	if v.over != nil {
 		if st, ok := v.over[i]; ok {
 			return st
@@ -29,39 +40,40 @@ func (v *holderView) state(i int) acctState {
 	return v.generated(i)
 }
 
-// account is account i in full, and false when it does not exist.
-func (v *holderView) account(i int) (tokenAccount, bool) {
-	st := v.state(i)
-	if st.closed {
-		return tokenAccount{}, false
+// Account is account i in full, and false when it does not exist.
+func (v HolderView) Account(i int) (TokenAccount, bool) {
+	st := v.State(i)
+	if st.Closed {
+		return TokenAccount{}, false
 	}
-	return tokenAccount{
-		index:   i,
-		address: v.addressKey(i),
-		owner:   v.ownerKey(v.ownerIndex(i)),
-		amount:  st.amount,
-		size:    v.size(i),
-	}, true
+	return v.accountWith(i, st.Amount), true
 }
 
-// holdersNow is tok's holder set now (Server.mu held).
-func holdersNow(tok *simToken) holderView {
+// Owner is the owner of account i.
+func (v HolderView) Owner(i int) Key { return v.ownerKey(v.ownerIndex(i)) }
+
+// Address is the address of account i.
+func (v HolderView) Address(i int) Key { return v.addressKey(i) }
+
+// Data writes account a's bytes (real SPL layout) into buf[:a.Size].
+func (v HolderView) Data(a *TokenAccount, buf []byte) []byte { return v.data(a, buf) }
+
+// holdersNow is tok's holder set now (Ledger.mu held).
+func holdersNow(tok *token) HolderView {
 	hs := tok.holders
 	hs.overShared.Store(true) // the view may outlive the lock
-	return holderView{holderSet: hs, total: hs.total, over: hs.over}
+	return HolderView{holderSet: hs, total: hs.total, over: hs.over}
 }
 
-// holdersSeen is tok's holder set as the node of ctx sees it (Server.mu
-// held): a lagging node's is the set of its slot.
-func (s *Server) holdersSeen(ctx context.Context, tok *simToken) holderView {
+// holdersAt is tok's holder set as a node lagging by lag slots sees it
+// (Ledger.mu held): the set of its slot.
+func (l *Ledger) holdersAt(tok *token, lag uint64) HolderView {
 	v := holdersNow(tok)
-	lag := viewOf(ctx).lag
 	edits := tok.holders.edits
 	if lag == 0 || len(edits) == 0 {
 		return v
 	}
-	now := s.slot.Load()
-	at := now - min(lag, now)
+	at := l.slot - min(lag, l.slot)
 	if edits[len(edits)-1].slot <= at {
 		return v
 	}
@@ -90,35 +102,35 @@ func (hs *holderSet) ownerAccounts(j int) []int {
 	return []int{hs.multi + (j - hs.k)}
 }
 
-// truth is the ground truth of the view: the generated set's, computed
+// Truth is the ground truth of the view: the generated set's, computed
 // once, corrected by the accounts that changed.
-func (v *holderView) truth() Truth {
+func (v HolderView) Truth() Truth {
 	v.compute()
 	t := v.holderSet.truth
 	if len(v.over) == 0 {
 		return t
 	}
 	hi, lo := v.totalHi, v.totalLo
-	count := func(st acctState, i, sign int) {
-		if st.closed {
+	count := func(st AccountState, i, sign int) {
+		if st.Closed {
 			return
 		}
 		t.TokenAccounts += sign
-		if v.size(i) > tokenAccountLen {
+		if v.size(i) > TokenAccountLen {
 			t.Accounts170 += sign
 		} else {
 			t.Accounts165 += sign
 		}
-		if st.amount == 0 {
+		if st.Amount == 0 {
 			return
 		}
 		t.NonZeroAccounts += sign
 		var c uint64
 		if sign > 0 {
-			lo, c = bits.Add64(lo, st.amount, 0)
+			lo, c = bits.Add64(lo, st.Amount, 0)
 			hi += c
 		} else {
-			lo, c = bits.Sub64(lo, st.amount, 0)
+			lo, c = bits.Sub64(lo, st.Amount, 0)
 			hi -= c
 		}
 	}
@@ -131,9 +143,9 @@ func (v *holderView) truth() Truth {
 	for j := range owners {
 		var baseIn, basePos, nowIn, nowPos bool
 		for _, i := range v.ownerAccounts(j) {
-			b, st := v.generated(i), v.state(i)
-			baseIn, basePos = baseIn || !b.closed, basePos || b.amount > 0
-			nowIn, nowPos = nowIn || !st.closed, nowPos || (!st.closed && st.amount > 0)
+			b, st := v.generated(i), v.State(i)
+			baseIn, basePos = baseIn || !b.Closed, basePos || b.Amount > 0
+			nowIn, nowPos = nowIn || !st.Closed, nowPos || (!st.Closed && st.Amount > 0)
 		}
 		t.Owners += b2i(nowIn) - b2i(baseIn)
 		t.Holders += b2i(nowPos) - b2i(basePos)
@@ -152,11 +164,11 @@ func b2i(b bool) int {
 	return 0
 }
 
-// largest is the view's 20 largest accounts (positive balances), largest
+// Largest is the view's 20 largest accounts (positive balances), largest
 // first: the generated set's largest that did not change, with the
 // changed ones; one pass over the set when too many of them changed for
 // that to be exact.
-func (v *holderView) largest() []BalanceEntry {
+func (v HolderView) Largest() []BalanceEntry {
 	v.compute()
 	if len(v.over) == 0 {
 		return v.holderSet.largest
@@ -173,19 +185,19 @@ func (v *holderView) largest() []BalanceEntry {
 		return v.largestFull()
 	}
 	for i, st := range v.over {
-		if !st.closed && st.amount > 0 {
-			items = append(items, topItem{i, st.amount})
+		if !st.Closed && st.Amount > 0 {
+			items = append(items, topItem{i, st.Amount})
 		}
 	}
 	sort.Slice(items, func(a, b int) bool { return items[b].less(items[a]) })
 	return v.entries(items)
 }
 
-func (v *holderView) largestFull() []BalanceEntry {
+func (v HolderView) largestFull() []BalanceEntry {
 	var items []topItem
 	for i := range v.total {
-		if st := v.state(i); !st.closed && st.amount > 0 {
-			items = append(items, topItem{i, st.amount})
+		if st := v.State(i); !st.Closed && st.Amount > 0 {
+			items = append(items, topItem{i, st.Amount})
 		}
 	}
 	sort.Slice(items, func(a, b int) bool { return items[b].less(items[a]) })
