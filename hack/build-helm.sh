@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the pinned helm (hack/tools/helm/go.mod) into .bin/helm, unless it
+# Builds the pinned helm (hack/tools/kube/go.mod, beside the Kubernetes
+# commands it shares its libraries with) into .bin/helm, unless it
 # is there already at that version. The ldflags are the ones of helm's own
 # Makefile, so `helm version` and the default Kubernetes version of
 # `helm template`/`helm lint` match the pinned modules (without them helm
@@ -9,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=hack/toolcache.sh
 . "$root/hack/toolcache.sh"
-mod="$root/hack/tools/helm"
+mod="$root/hack/tools/kube"
 out="$root/.bin/helm"
 
 helm_version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' helm.sh/helm/v3)"

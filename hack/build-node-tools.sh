@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local cluster's pinned Go tools into .bin/ (make cluster-up runs
-# this): CoreDNS (hack/tools/coredns), kube-router (hack/tools/kuberouter),
+# this): CoreDNS (hack/tools/kube/coredns, in the Kubernetes commands
+# module, whose libraries it shares), kube-router (hack/tools/kuberouter),
 # the Prometheus Operator with its config reloader (hack/tools/promoperator)
 # and the Prometheus it runs (hack/tools/prometheus),
 # unless they are there already from the same pin: .bin/<tool>.version
@@ -33,7 +34,7 @@ build() { # build <tool dir> <module> <package> <binary>
   fi
   rm -f "$stamp"
   local key
-  key="$(tool_key "$want" "$pkg" "-trimpath -s -w" "$(cat "$mod"/*.go 2>/dev/null | sha256sum)")"
+  key="$(tool_key "$want" "$pkg" "-trimpath -s -w" "$(cat "$mod"/*.go "$mod"/*/*.go 2>/dev/null | sha256sum)")"
   (
     tool_lock "$4"
     if tool_cached "$4" "$key" "$bin" "$4"; then
@@ -87,7 +88,7 @@ build_plugins() {
   rm -rf "$tmp"
 }
 
-build coredns github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/coredns coredns
+build kube github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/kube/coredns coredns
 build kuberouter github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
 build promoperator github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator

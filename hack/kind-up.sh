@@ -8,7 +8,7 @@
 #   then: skaffold dev               # (or make dev) builds and deploys the chart
 #
 # Needs docker and kubectl on PATH; kind and helm are built from the pinned
-# tool modules (hack/tools/kind, hack/tools/helm) into .bin/.
+# tool modules (hack/tools/kind, hack/tools/kube) into .bin/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -329,7 +329,7 @@ chart_image() { # chart_image KEY: repository:tag of .KEY.image in values.yaml
     END { print repo ":" tag }' "$values"
 }
 runtime_image="$(sed -n 's/^ARG RUNTIME_IMAGE=//p' "$root/services/Dockerfile")"
-coredns_version="$(cd "$root/hack/tools/coredns" && GOWORK=off go list -m -f '{{.Version}}' github.com/coredns/coredns)"
+coredns_version="$(cd "$root/hack/tools/kube" && GOWORK=off go list -m -f '{{.Version}}' github.com/coredns/coredns)"
 po_module=github.com/prometheus-operator/prometheus-operator
 po_version="$(cd "$root/hack/tools/promoperator" && GOWORK=off go list -m -f '{{.Version}}' "$po_module")"
 # Prometheus' version, which the operator is told (it picks the server's
