@@ -84,7 +84,8 @@ var scenarios = map[string]func(h *harness){
 	// the aggregators price the selected pair 5.35 % apart, beyond the 2 %
 	// tolerance and within the 20 % hold bound: DexScreener's price is
 	// published with both figures, the collector's price_sources_disagree
-	// warning and status degraded (issue 27, rule 4)
+	// warning and status degraded (the price cross-check's disagree
+	// verdict: docs/decisions.md, Market cross-check)
 	"price-disagree": func(h *harness) {
 		h.writeAll()
 		m := edgetest.Market()
@@ -95,7 +96,8 @@ var scenarios = map[string]func(h *harness){
 	// the second holder source counts 241 holders fewer 40 slots later,
 	// beyond the 25 those slots allow: the primary's count is published
 	// with the cross-check, the holders_sources_disagree warning and status
-	// degraded (issue 27, rule 6)
+	// degraded (a second holder source is a witness, not a vote:
+	// docs/decisions.md, Holders)
 	"holders-disagree": func(h *harness) {
 		h.writeAll()
 		d := edgetest.Holders()
@@ -111,7 +113,7 @@ var scenarios = map[string]func(h *harness){
 	// a live holder count (HOLDERS_LIVE) whose last resync found the
 	// enumeration 3 holders above the count the notifications kept: the
 	// enumeration's count is published and followed, with the
-	// holders_live_count_differed warning and status degraded (issue 36)
+	// holders_live_count_differed warning and status degraded
 	"holders-live": func(h *harness) {
 		h.writeAll()
 		d := edgetest.Holders()

@@ -306,7 +306,7 @@ func TestHistoryRereadOnlyOnChange(t *testing.T) {
 	}
 }
 
-// TestHistoryRestartAndFlush (issue 14, item 3): on a real Redis, a
+// TestHistoryRestartAndFlush: on a real Redis, a
 // market collector down for longer than the gap threshold leaves a gap
 // (open while it lasts, closed when it polls again), and after Redis loses
 // everything and the edge restarts, the history is empty until the next

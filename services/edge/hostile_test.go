@@ -84,7 +84,7 @@ func errorAnswer(t *testing.T, name string, a hostile.Answer, status int, code s
 	}
 }
 
-// TestTrickledBodyIsCutShort (issue 12.6): a GET whose Content-Length body
+// TestTrickledBodyIsCutShort: a GET whose Content-Length body
 // comes a byte at a time is answered at once, without reading the body,
 // and its connection is closed; so is a POST's.
 func TestTrickledBodyIsCutShort(t *testing.T) {
@@ -116,7 +116,7 @@ func TestTrickledBodyIsCutShort(t *testing.T) {
 	}
 }
 
-// TestIdleFloodIsRefused (issue 12.6): past EDGE_MAX_CONNECTIONS new
+// TestIdleFloodIsRefused: past EDGE_MAX_CONNECTIONS new
 // connections get a 503 of the error contract at once (never a silent
 // refusal); connections that send nothing are closed after
 // EDGE_READ_TIMEOUT, and then normal requests succeed again.
@@ -161,7 +161,7 @@ func TestIdleFloodIsRefused(t *testing.T) {
 	}
 }
 
-// TestIdleKeepAlivesMakeRoom (issue 12.6): idle keep-alive connections
+// TestIdleKeepAlivesMakeRoom: idle keep-alive connections
 // count toward the cap, and near it (90 %) the server closes idle ones
 // and keeps no new one alive until the count is back under 75 %; a new
 // client is served rather than refused.
@@ -197,7 +197,7 @@ func TestIdleKeepAlivesMakeRoom(t *testing.T) {
 	waitFor(t, func() bool { return !h.srv.serve.ConnCap().Saturated })
 }
 
-// TestMalformedRequestsFollowTheErrorContract (issue 12.10): what a
+// TestMalformedRequestsFollowTheErrorContract: what a
 // scanner or a broken client sends is answered with the contract's JSON
 // error, CORS and nosniff, including what net/http answers before the
 // router (400, 431, 501, 505); OPTIONS * gets the preflight's headers.
@@ -252,7 +252,7 @@ func TestMalformedRequestsFollowTheErrorContract(t *testing.T) {
 	}
 }
 
-// TestLogFloodIsCapped (issue 12.7): a client flooding an unknown path
+// TestLogFloodIsCapped: a client flooding an unknown path
 // writes nothing at the default level (404 is at debug); a flood of 503s
 // writes at most EDGE_ACCESS_LOG_RATE lines a second, the next line says
 // how many were left out, and the metrics count every request.
@@ -291,7 +291,7 @@ func TestLogFloodIsCapped(t *testing.T) {
 	}
 }
 
-// TestLogFloodOverTheWire (issue 12.7): the same over real connections,
+// TestLogFloodOverTheWire: the same over real connections,
 // at debug level, where 404 lines are written but capped.
 func TestLogFloodOverTheWire(t *testing.T) {
 	var out logging.Buffer
@@ -327,7 +327,7 @@ func TestLogFloodOverTheWire(t *testing.T) {
 	}
 }
 
-// TestRequestIDNeverOnCacheable (issue 12.8): the client's X-Request-Id
+// TestRequestIDNeverOnCacheable: the client's X-Request-Id
 // comes back only on answers no cache keeps (no-store); no cacheable
 // answer (200 or 304 of a data path) carries anything the client sent.
 func TestRequestIDNeverOnCacheable(t *testing.T) {

@@ -15,8 +15,9 @@ import (
 
 // TestPriceCheckStatus: /api/status is degraded while the market
 // document's price cross-check says disagree, held or unconfirmed, with a
-// problem naming the verdict, and ok for every other verdict (issue 27,
-// rules 4 and 5; docs/api.md, The price cross-check).
+// problem naming the verdict, and ok for every other verdict (the
+// comparison of the two aggregators' prices and the second witness a jump
+// needs: docs/api.md, The price cross-check).
 func TestPriceCheckStatus(t *testing.T) {
 	for _, tc := range []struct {
 		verdict  string

@@ -7,7 +7,7 @@ import (
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
-// The scenario of the supply collector's ledger subscriptions (issue 30):
+// The scenario of the supply collector's ledger subscriptions:
 // node 1 subscribed and notified, node 2 reconnecting after its socket
 // went silent, node 3 without PubSub. /api/status shows them under
 // checks.ledger_subscriptions, degraded there, and stays ok: polling is

@@ -15,8 +15,9 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-// The row of the fault matrix for the holders cross-check (issue 27, rule
-// 6): the standalone service, in process, counts holders from the
+// The row of the fault matrix for the holders cross-check, where a second
+// holder source is a witness, not a vote (docs/decisions.md, Holders):
+// the standalone service, in process, counts holders from the
 // simulator's RPC every second and cross-checks every count
 // (HOLDERS_CROSSCHECK_EVERY 1) with a second source,
 // HOLDERS_CROSSCHECK_RPC_URL: a ledger node over the same ledger, which is

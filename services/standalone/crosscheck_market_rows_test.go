@@ -19,14 +19,15 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
-// The rows of the fault matrix for the price cross-check (issue 27, rules
-// 4 and 5): the standalone service, in process, over the demo simulator;
-// the market collector polls every second and reads GeckoTerminal on
-// every poll (MARKET_GECKOTERMINAL_RPM 120, so that no poll finds the
-// budget spent); one aggregator is given a fault. Throughout, every
-// answer of /api/price is read: the price published must be DexScreener's
-// (the primary's) figure, never the skewed one, and never a price the two
-// do not agree on shown as agreed.
+// The rows of the fault matrix for the price cross-check, its comparison
+// of the two aggregators' prices and the second witness a jump needs
+// (docs/decisions.md, Market cross-check): the standalone service, in
+// process, over the demo simulator; the market collector polls every
+// second and reads GeckoTerminal on every poll (MARKET_GECKOTERMINAL_RPM
+// 120, so that no poll finds the budget spent); one aggregator is given
+// a fault. Throughout, every answer of /api/price is read: the price
+// published must be DexScreener's (the primary's) figure, never the
+// skewed one, and never a price the two do not agree on shown as agreed.
 
 // marketRefresh is the market poll of these rows.
 const marketRefresh = time.Second

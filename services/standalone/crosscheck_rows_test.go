@@ -16,7 +16,7 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-// The rows of the fault matrix for the ledger cross-check (issue 27): the
+// The rows of the fault matrix for the ledger cross-check: the
 // standalone service, in process, reads three simulated ledger nodes
 // (SOLANA_RPC_URLS, SUPPLY_QUORUM a majority, SUPPLY_NODE_MAX_LAG 150)
 // over one ledger whose slot moves on, and one node is given a fault.

@@ -26,7 +26,7 @@ import (
 	"github.com/tokendata/tokendata/shared/testkit/redistest"
 )
 
-// Rows 2 to 4 of the fault matrix (issue 20). Each runs standalone over
+// Rows 2 to 4 of the fault matrix (docs/operations.md). Each runs standalone over
 // its own redis-server, configured through the options of start rather
 // than the environment, so that the three run in parallel with each other
 // (row 2 keeps the real 60 s outage).

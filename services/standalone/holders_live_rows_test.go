@@ -17,7 +17,7 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-// The rows of the fault matrix for the live holder count (issue 36): the
+// The rows of the fault matrix for the live holder count: the
 // standalone service, in process, with HOLDERS_LIVE on a simulated ledger
 // node (its PubSub socket can fail) and HOLDERS_REFRESH at a minute, so
 // that only the live count can explain a change published within

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The fault matrix (issue 20): each row is one test that injects a fault
+// The fault matrix: each row is one test that injects a fault
 // into real parts (redis-server, HTTP on loopback, the simulator's faults,
 // the service binaries) and records what it measured. TestMain writes the
 // rows, in matrix order, as a Markdown table to the file named by

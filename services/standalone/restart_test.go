@@ -16,7 +16,7 @@ import (
 var volatile = map[string]bool{"/api/status": true, "/api/health": true}
 
 // TestRedisRestartedEmptyNewEdge is the first row of the fault matrix
-// (issue 20): the collectors and an edge run against a real redis-server
+// (docs/operations.md): the collectors and an edge run against a real redis-server
 // with the default poll intervals (supply 300 s, market 60 s, holders
 // 900 s); Redis is restarted without persistence while the upstreams are
 // down, and a new edge starts after it. Within 10 s the new edge answers

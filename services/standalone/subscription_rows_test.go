@@ -14,7 +14,7 @@ import (
 	"github.com/tokendata/tokendata/shared/simulator/solanasim"
 )
 
-// The rows of the fault matrix for the ledger subscriptions (issue 30):
+// The rows of the fault matrix for the ledger subscriptions:
 // standalone, in process, over three simulated ledger nodes whose slot
 // moves on, with SUPPLY_REFRESH at a minute, so that only the supply
 // collector's PubSub subscriptions can explain a burn published within

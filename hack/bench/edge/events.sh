@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-events (issue 30): 10,000 subscribers of /api/events on one
+# make bench-events: 10,000 subscribers of /api/events on one
 # edge started as make bench starts it; its RSS, the fan-out of one change
 # to all of them (p50, p99, max), CPU per delivered event, and make bench's
 # edge row with them connected against the same edge without. Options are
