@@ -112,7 +112,7 @@ func TestDashboards(t *testing.T) {
 			t.Errorf("%s: uid %q, want the file's name %q (stable links between dashboards)", file, d.UID, want)
 		}
 	}
-	// The dashboards, and what each must show.
+	// The dashboards the chart ships, and what each must show.
 	musts := map[string][]string{
 		"tokendata-api.json": {"tokendata_edge_http_requests_total", "tokendata_edge_http_request_duration_seconds_bucket",
 			"tokendata_edge_http_response_bytes_total", "tokendata_edge_data_age_seconds", "tokendata_edge_data_stale",
@@ -189,7 +189,7 @@ func TestAlertRules(t *testing.T) {
 	for _, r := range f.Alerts() {
 		names[r.Alert] = true
 	}
-	// The alerts.
+	// The alerts the chart must ship, at least.
 	for _, want := range []string{"TokendataDataStale", "TokendataDataMissing", "TokendataCollectorFailing", "TokendataHoldersUnavailable",
 		"TokendataEdgeErrors", "TokendataEdgeLatencyHigh", "TokendataRedisUnreachable", "TokendataTargetDown"} {
 		if !names[want] {

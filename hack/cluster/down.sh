@@ -111,7 +111,7 @@ done
 # The host's end of the pair first: deleting it deletes its peer at once.
 # Deleted after the namespace, the pair goes when the kernel tears the
 # namespace down, in the background: a link seen a moment before could be
-# gone when deleted ("Cannot find device"), failing one CI run.
+# gone when deleted ("Cannot find device"), and cluster-down would fail.
 if ip link show "$HOST_IF" >/dev/null 2>&1; then
   if ! ip link del "$HOST_IF" && ip link show "$HOST_IF" >/dev/null 2>&1; then
     echo "cluster-down: could not delete $HOST_IF" >&2

@@ -813,7 +813,7 @@ func rawClient(addr string, paths []string, w int, pastCutoff func() bool, serve
 // milliseconds: half the demo token's maximum. From the simulator's default
 // (987,654,321, 1.25 % below it) a mint of 0.001 % every 20 ms crosses the
 // maximum after about 25 s, and from then on /api/status is degraded
-// (total_above_max): TestCollectorKilledMidWrite failed so in a CI run on
-// a loaded machine, where it took 50 s instead of 20. From here it takes
-// over 20 minutes.
+// (total_above_max), which fails TestCollectorKilledMidWrite on a loaded
+// machine, where it takes 50 s instead of 20. From here it takes over 20
+// minutes.
 const farFromMax = 500_000_000_000_000

@@ -58,8 +58,8 @@ func startHolders(t *testing.T, seed uint64) *holdersRows {
 	})
 	h := &holdersRows{api: r.info.API, second: sim.Nodes[0]}
 	// each of the three bodies the row reads: /api/market answers before
-	// the first holders count is in (without one, a CI run read
-	// /api/holders' 503 here)
+	// the first holders count is in (without the wait, a loaded machine
+	// reads /api/holders' 503 here)
 	for _, p := range []string{"/api/holders", "/api/market", "/api/market-data"} {
 		waitFor(t, h.api, p)
 	}

@@ -103,8 +103,9 @@ func TestConnectionCapBelowTheFileLimit(t *testing.T) {
 		}
 		wg.Wait()
 		// The flood happened: more clients connected than the file limit
-		// (on the old default cap, 10,000, the descriptors ran out and the
-		// new client below was never answered). How the edge shed them
+		// (the cap, sized from the limit, keeps descriptors for the new
+		// client below; with a cap above the limit, 10,000 say, they would
+		// run out and it would never be answered). How the edge shed them
 		// (keep-alive off past 90 % of the cap, or 503 at the cap) depends
 		// on their pace.
 		if len(conns) < 1024 {

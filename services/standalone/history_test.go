@@ -77,7 +77,7 @@ func TestDemoHistoryFromTheFirstSecond(t *testing.T) {
 		if !last.BF {
 			// The demo's price moves every 15 s: the point holds the price
 			// the simulator had when it was polled (on a loaded machine the
-			// price moved before this loop saw the point: one CI run).
+			// price can move before this loop sees the point).
 			now := sim.Market().PriceUSDText
 			then, _ := sim.Dex.PriceAt(r.info.Mint, time.UnixMilli(last.T))
 			if !last.Sim || (last.V != now && last.V != then) {
@@ -101,8 +101,8 @@ func TestDemoHistoryFromTheFirstSecond(t *testing.T) {
 // (1y, all) are read once they also hold the hourly candles the market
 // collector's first poll backfills from the simulator's GeckoTerminal,
 // before the seeded past, which they meet without a gap. (Read before
-// the edge had read that backfill, they used to pass; read after, they
-// showed a gap where the two met, up to an hour long: once in four runs.)
+// the edge has read that backfill, they would pass with no join in them,
+// and a gap where the two meet, up to an hour long, would go unseen.)
 func TestDemoHistoryServed(t *testing.T) {
 	r := start(t, standalone.DemoSim)
 	type body struct {

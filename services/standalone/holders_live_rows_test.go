@@ -91,8 +91,8 @@ func startLive(t *testing.T, seed uint64, refresh time.Duration, env map[string]
 	waitFor(t, l.api, "/api/holders")
 	// Every domain in before a row begins: the rows judge /api/status
 	// during their fault, and under load the market collector's first
-	// document has come after the first holder count (a CI run read
-	// "market: no data" there and blamed the holders' fault for it).
+	// document can come after the first holder count (read then,
+	// "market: no data" would be blamed on the holders' fault).
 	deadline := time.Now().Add(150 * time.Second)
 	for {
 		st := l.fullStatus(t)

@@ -16,8 +16,9 @@ import (
 	"github.com/tokendata/tokendata/shared/store"
 )
 
-// The figures: 987654321.123469134 before a burn, 987654321.123456789
-// after it, at 9 decimals.
+// The figures of a burn that changes only the last decimals:
+// 987654321.123469134 before it, 987654321.123456789 after it, at 9
+// decimals.
 const (
 	preBurn  = 987_654_321_123_469_134
 	postBurn = 987_654_321_123_456_789

@@ -131,9 +131,8 @@ func notifiedInStore(t *testing.T, f *fixture) int {
 // notification of a slot already poked for pokes no other poll), still
 // shows it in the status record within seconds, not at the next
 // SUPPLY_REFRESH (a minute here). /api/status reads that record: the
-// fault matrix's row 17 waited 10 s for node 1's notification there and
-// failed once in four fresh-clone runs. Without recordNotifications this
-// failed 3 runs of 3.
+// fault matrix's row 17 waits 10 s for node 1's notification there.
+// Without recordNotifications this test fails.
 func TestLateNotificationInTheStatusRecord(t *testing.T) {
 	f := subFixture(t, nil)
 	f.waitFor(t, "connected subscriptions", allConnected(f, 1, 2, 3))

@@ -42,8 +42,8 @@ func TestDecodeAcrossBatches(t *testing.T) {
 
 // TestLimitWinsOverLaterError: the owner set runs behind the decoder, yet
 // a ceiling met at an account is the error, not a syntax error the decoder
-// meets further on (as when each account was added as it was decoded);
-// and the decoder stops within a few batches of it.
+// meets further on (as it would be were each account added as it is
+// decoded); and the decoder stops within a few batches of it.
 func TestLimitWinsOverLaterError(t *testing.T) {
 	good := manyAccounts(5 * 4096)
 	for _, tt := range []struct {
