@@ -14,6 +14,8 @@
 # start their own nginx, prometheus, etcd and varnishd on free loopback
 # ports, and nothing else should listen.
 set -euo pipefail
+# shellcheck source=hack/apt.sh
+. "$(dirname "$0")/apt.sh"
 
 nginx_bin() {
   command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true
@@ -54,32 +56,9 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 echo "installing chart-check dependencies: ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
-fi
-export DEBIAN_FRONTEND=noninteractive
-
 # Keep the maintainer scripts from starting nginx on port 80, prometheus on
-# port 9090, etcd on port 2379 or varnishd on port 6081 (the same
-# mechanism Debian's container images use). Only a policy file this script created is removed again.
-policy=/usr/sbin/policy-rc.d
-created_policy=
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
-  $SUDO chmod 755 "$policy"
-  created_policy=1
-fi
-cleanup() {
-  if [ -n "$created_policy" ]; then
-    $SUDO rm -f "$policy"
-  fi
-}
-trap cleanup EXIT
-
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# port 9090, etcd on port 2379 or varnishd on port 6081.
+apt_install --no-start "${missing[@]}"
 for b in nginx promtool prometheus etcd varnishd chromium; do
   case "$b" in
     nginx) p="$(nginx_bin)" ;;

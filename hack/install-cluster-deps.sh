@@ -10,6 +10,8 @@
 # everything is present. The packages' services are not started (the node
 # starts its own, in its own namespaces).
 set -euo pipefail
+# shellcheck source=hack/apt.sh
+. "$(dirname "$0")/apt.sh"
 
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ] || [ -x "/sbin/$1" ]; }
 missing=()
@@ -47,27 +49,6 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 echo "installing the local cluster's dependencies: ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
-fi
-export DEBIAN_FRONTEND=noninteractive
 # Keep the maintainer scripts from starting containerd, etcd, the
-# registry, nginx or redis (the mechanism Debian's container images use);
-# only a policy file this script created is removed again.
-policy=/usr/sbin/policy-rc.d
-created_policy=
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
-  $SUDO chmod 755 "$policy"
-  created_policy=1
-fi
-cleanup() {
-  if [ -n "$created_policy" ]; then
-    $SUDO rm -f "$policy"
-  fi
-}
-trap cleanup EXIT
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# registry, nginx or redis.
+apt_install --no-start "${missing[@]}"

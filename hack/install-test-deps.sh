@@ -2,6 +2,8 @@
 # Installs what the tests need and a fresh machine lacks. Idempotent and
 # quick when everything is present. Debian packages need root (CI is root).
 set -euo pipefail
+# shellcheck source=hack/apt.sh
+. "$(dirname "$0")/apt.sh"
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -16,15 +18,8 @@ command -v npm >/dev/null 2>&1 || need+=(npm)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]}"
-  if [ "$(id -u)" -ne 0 ]; then
-    SUDO=sudo
-  else
-    SUDO=
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
   # Debian starts the packaged service; tests start their own on free ports.
+  apt_install "${need[@]}"
 fi
 
 # hack/sigcheck's packages, exactly as its package-lock.json pins them;

@@ -86,14 +86,15 @@ type Config struct {
 	// CrossCheckRPCURL is the second holder source (secret): another node
 	// serving getProgramAccounts by mint, or a DAS endpoint
 	// (HOLDERS_CROSSCHECK_RPC_URL). Unset: no cross-check.
-	CrossCheckRPCURL config.Secret `env:"CROSSCHECK_RPC_URL" doc:"Second holder source, counted every HOLDERS_CROSSCHECK_EVERY-th poll after the primary (with a live count, every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH) and compared with it (the primary's count is published, a disagreement flagged): another RPC node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_CROSSCHECK_METHOD=das. Secret. Unset: no cross-check." empty:"unset it for no cross-check, or give a URL"`
+	CrossCheckRPCURL config.Secret `env:"CROSSCHECK_RPC_URL" doc:"Second holder source, counted every HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH beside the polls with a live count (HOLDERS_LIVE, the default), or right after the primary every HOLDERS_CROSSCHECK_EVERY-th poll with scans, and compared with the primary (whose count is published, a disagreement flagged): another RPC node that serves getProgramAccounts by mint, or a DAS endpoint with HOLDERS_CROSSCHECK_METHOD=das. Secret. Unset: no cross-check." empty:"unset it for no cross-check, or give a URL"`
 	// CrossCheckMethod is how the second source counts: getProgramAccounts
 	// or das (HOLDERS_CROSSCHECK_METHOD).
 	CrossCheckMethod string `env:"CROSSCHECK_METHOD" doc:"How the second holder source is enumerated: getProgramAccounts, or das (Helius getTokenAccounts)." envDefault:"getProgramAccounts"`
-	// CrossCheckEvery is how many polls apart two cross-checks are: 1
-	// checks every poll (HOLDERS_CROSSCHECK_EVERY). After a check that did
-	// not agree the next poll checks again.
-	CrossCheckEvery int `env:"CROSSCHECK_EVERY" doc:"Cross-check every N-th poll (the first poll checks; 4 with the 15-minute HOLDERS_REFRESH is hourly); after a check that did not agree, the next poll checks again. With a live count (HOLDERS_LIVE): every N × HOLDERS_REFRESH, beside the polls, and HOLDERS_REFRESH after a check that did not agree." envDefault:"4" min:"1" max:"1000"`
+	// CrossCheckEvery spaces two cross-checks (HOLDERS_CROSSCHECK_EVERY):
+	// CrossCheckEvery × Refresh apart with a live count (the default),
+	// CrossCheckEvery polls apart with scans (1: every poll). After a check
+	// that did not agree the next comes a Refresh later, or at the next poll.
+	CrossCheckEvery int `env:"CROSSCHECK_EVERY" doc:"With a live count (HOLDERS_LIVE, the default): cross-check every N × HOLDERS_REFRESH, beside the polls, and HOLDERS_REFRESH after a check that did not agree. With scans: every N-th poll, and the next poll after a check that did not agree. Either way the first poll checks, and 4 with the 15-minute HOLDERS_REFRESH is hourly." envDefault:"4" min:"1" max:"1000"`
 	// CrossCheckChurnFloor is the difference two counts at the same slot
 	// may show (HOLDERS_CROSSCHECK_CHURN_FLOOR): an enumeration is not one
 	// snapshot (DAS pages, Token-2022's two queries).

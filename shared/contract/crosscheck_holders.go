@@ -26,9 +26,10 @@ const WarnHoldersSourcesDisagree = "holders_sources_disagree"
 
 // HoldersCheck is the cross-check of the holders count against a second
 // holder source (HOLDERS_CROSSCHECK_RPC_URL), made every
-// HOLDERS_CROSSCHECK_EVERY-th poll; the documents between two checks carry
-// the last one (CheckedAt says when). Holders.CrossCheck is nil when no
-// second source is configured.
+// HOLDERS_CROSSCHECK_EVERY × HOLDERS_REFRESH with a live count (the
+// default), every HOLDERS_CROSSCHECK_EVERY-th poll with scans; the
+// documents between two checks carry the last one (CheckedAt says when).
+// Holders.CrossCheck is nil when no second source is configured.
 type HoldersCheck struct {
 	// Verdict is one of the Holders* verdicts.
 	Verdict string `json:"verdict"`
