@@ -325,10 +325,10 @@ func (s *Server) poolLocked(pool string) (m *Market, pair *Pair) {
 // an address; "": base) names the market's own token of a pair whose
 // base and quote are given.
 func asksOwnToken(tok string, base, quote, own Token) bool {
-	switch {
-	case tok == "" || tok == "base":
+	switch tok {
+	case "", "base":
 		return base.Address == own.Address
-	case tok == "quote":
+	case "quote":
 		return quote.Address == own.Address
 	default:
 		return tok == own.Address

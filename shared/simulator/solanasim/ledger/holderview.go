@@ -106,7 +106,7 @@ func (hs *holderSet) ownerAccounts(j int) []int {
 // once, corrected by the accounts that changed.
 func (v HolderView) Truth() Truth {
 	v.compute()
-	t := v.holderSet.truth
+	t := v.truth
 	if len(v.over) == 0 {
 		return t
 	}
@@ -171,7 +171,7 @@ func b2i(b bool) int {
 func (v HolderView) Largest() []BalanceEntry {
 	v.compute()
 	if len(v.over) == 0 {
-		return v.holderSet.largest
+		return v.largest
 	}
 	items := make([]topItem, 0, len(v.top)+len(v.over))
 	kept := 0
