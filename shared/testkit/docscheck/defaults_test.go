@@ -173,11 +173,9 @@ func (r restated) matches(s setting) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		w, err := strconv.ParseInt(want, 10, 64)
-		if err != nil {
-			return false, nil
-		}
-		return int64(f*float64(mult)) == w, nil
+		// a default that is no integer differs from any integer restated
+		w, werr := strconv.ParseInt(want, 10, 64)
+		return werr == nil && int64(f*float64(mult)) == w, nil
 	}
 	return n == want && r.unit == "", nil
 }
