@@ -46,7 +46,6 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 		return
 	}
 	s.metrics.refreshes.WithLabelValues("ok").Inc()
-	s.statuses.Store(&statuses)
 	if !prevHealth.OK && !prevHealth.CheckedAt.IsZero() {
 		s.log.Info("store reachable again")
 	}
@@ -80,8 +79,18 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 		s.histMu.Unlock()
 	}
 	s.firstRead.CompareAndSwap(0, now.UnixNano())
-	if !sameState(cur.State, next) || (!cur.NextChange.IsZero() && !now.Before(cur.NextChange)) {
-		s.publish(next, now)
+	// The status records go out after the documents of the same read
+	// (and before OnPublish hears of either): a status that names a
+	// failed run is never shown beside data older than the good runs
+	// before it; the records may lag the documents, a moment.
+	changed := !sameState(cur.State, next) || (!cur.NextChange.IsZero() && !now.Before(cur.NextChange))
+	if changed {
+		s.view.Store(s.render(next, now))
+		s.metrics.renders.Inc()
+	}
+	s.statuses.Store(&statuses)
+	if changed {
+		s.published()
 	}
 	// ready only once the view of the first read is out: a request let in
 	// by readiness never finds the empty view of the start
