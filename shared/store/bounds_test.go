@@ -43,6 +43,31 @@ func (c *counting) took() []string {
 	return out
 }
 
+// hooked runs before, when set, ahead of every Stat and MGet it passes on,
+// with the call's number in the read (from 0).
+type hooked struct {
+	store.Backend
+	calls  int
+	before func(call int)
+}
+
+func (h *hooked) step() {
+	if h.before != nil {
+		h.before(h.calls)
+	}
+	h.calls++
+}
+
+func (h *hooked) MGet(ctx context.Context, limit int64, keys ...string) ([]store.Value, error) {
+	h.step()
+	return h.Backend.MGet(ctx, limit, keys...)
+}
+
+func (h *hooked) Stat(ctx context.Context, keys ...string) ([]store.Stat, error) {
+	h.step()
+	return h.Backend.Stat(ctx, keys...)
+}
+
 func runBounded(t *testing.T, newBackend backendFactory) {
 	ctx := context.Background()
 	key := func(d contract.Domain) string { return contract.DocumentKey(mint, d) }
@@ -214,6 +239,52 @@ func runBounded(t *testing.T, newBackend backendFactory) {
 		time.Sleep(450 * time.Millisecond)
 		if snap = read(); len(snap.Docs) != 3 {
 			t.Fatalf("expired document still read: %v", snap.Docs)
+		}
+	})
+
+	// A good poll commits its document and its run at once. Whichever
+	// round trip of a Read the commit lands before, the Read never holds
+	// the new run beside the old document: a status newer than the data
+	// would tell a client of a failure (the next run's) while older data
+	// than the last good poll's is served.
+	t.Run("Reader never holds a run newer than its documents", func(t *testing.T) {
+		for at := 0; at < 3; at++ {
+			b, _ := newBackend(t)
+			hb := &hooked{Backend: b}
+			s := store.New(hb, mint)
+			run := func(slot int) contract.Status {
+				done := time.Unix(int64(1_800_000_000+slot), 0).UTC()
+				return contract.Status{Collector: contract.CollectorHolders, Runs: map[contract.Domain]contract.Run{
+					contract.DomainHolders: {StartedAt: done.Add(-time.Second), FinishedAt: done, OK: true}}}
+			}
+			if err := s.Commit(ctx, envelope(t, contract.DomainHolders, 1), time.Hour, run(1)); err != nil {
+				t.Fatal(err)
+			}
+			r := s.NewReader(4096)
+			if _, err := r.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(5 * time.Millisecond) // the rewrite's expiry moves past the fingerprint's slack
+			hb.calls = 0
+			hb.before = func(call int) {
+				if call == at {
+					if err := s.Commit(ctx, envelope(t, contract.DomainHolders, 2), time.Hour, run(2)); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			snap, err := r.Read(ctx)
+			hb.before = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at >= hb.calls {
+				break // the Read made fewer round trips: every place was tried
+			}
+			newRun := snap.Statuses[contract.CollectorHolders].Runs[contract.DomainHolders].FinishedAt.Equal(run(2).Runs[contract.DomainHolders].FinishedAt)
+			if got := holdersOf(t, snap.Docs[contract.DomainHolders]); newRun && got != 2 {
+				t.Errorf("commit before round trip %d of %d: the Read holds the new run beside the document of %d", at, hb.calls, got)
+			}
 		}
 	})
 }

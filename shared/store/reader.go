@@ -13,13 +13,16 @@ import (
 // Reader reads a Store's documents and status records over and over, for
 // a process that mirrors them (the edge), and reads no more than it must.
 //
-// Each Read first asks every key's size and remaining TTL (Backend.Stat),
-// a fingerprint: a value above the limit is refused without being read,
-// and a document is fetched again only when its fingerprint moved (every
-// write changes the length or restarts the TTL) or when the caller names
-// its domain (an update notification). Status records are a few KiB and
-// come without notification: they are fetched on every Read, within the
-// limit.
+// Each Read first fetches the status records (a few KiB, written without
+// notification: every Read, within the limit), then asks every document
+// key's size and remaining TTL (Backend.Stat), a fingerprint: a value
+// above the limit is refused without being read, and a document is
+// fetched again only when its fingerprint moved (every write changes the
+// length or restarts the TTL) or when the caller names its domain (an
+// update notification). The records come first so that a Read never
+// holds a run newer than its documents: a good poll writes its document
+// and its run in one commit, so a record read before the fingerprints
+// names no run whose document the Read missed.
 type Reader struct {
 	s     *Store
 	limit int64
@@ -95,11 +98,21 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	domains, collectors := contract.Domains, contract.Collectors
-	keys := make([]string, 0, len(domains)+len(collectors))
+	snap := Snapshot{Docs: map[contract.Domain]Document{}, Errs: map[contract.Domain]error{},
+		Statuses: map[string]contract.Status{}}
+	svals, err := r.s.b.MGet(ctx, r.limit, r.s.statusKeys()...)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read status records: %w", err)
+	}
+	for i, v := range svals {
+		if st, ok := status(v); ok {
+			snap.Statuses[collectors[i]] = st
+		}
+	}
+	keys := make([]string, 0, len(domains))
 	for _, d := range domains {
 		keys = append(keys, contract.DocumentKey(r.s.mint, d))
 	}
-	keys = append(keys, r.s.statusKeys()...)
 
 	before := time.Now()
 	stats, err := r.s.b.Stat(ctx, keys...)
@@ -123,14 +136,6 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 			}
 		}
 	}
-	for i := len(domains); i < len(keys); i++ {
-		if st := stats[i]; st.Found && st.Size <= r.limit {
-			idx = append(idx, i)
-		}
-	}
-
-	snap := Snapshot{Docs: map[contract.Domain]Document{}, Errs: map[contract.Domain]error{},
-		Statuses: map[string]contract.Status{}}
 	if len(idx) > 0 {
 		fkeys := make([]string, len(idx))
 		for j, i := range idx {
@@ -144,12 +149,6 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 		}
 		for j, i := range idx {
 			v := vals[j]
-			if i >= len(domains) {
-				if st, ok := status(v); ok {
-					snap.Statuses[collectors[i-len(domains)]] = st
-				}
-				continue
-			}
 			d := domains[i]
 			if !v.Found {
 				delete(r.seen, d)
