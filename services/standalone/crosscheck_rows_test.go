@@ -26,6 +26,10 @@ import (
 // nodesRefresh is the supply poll of these rows.
 const nodesRefresh = time.Second
 
+// lagSlack is how far a lag seen in one poll may be from the lag set: the
+// slots the ledger advances while that poll asks the nodes.
+const lagSlack = 50
+
 // nodeRows is a running standalone over three simulated ledger nodes.
 type nodeRows struct {
 	sim *simulator.Sim
@@ -284,8 +288,12 @@ func TestNodeLags1000(t *testing.T) {
 	nodeFaultRow(t, 10, "one of three ledger nodes lags 1,000 slots (node 3)", 3,
 		solanasim.NodeFault{Kind: solanasim.NodeLag, Slots: 1000},
 		func(l ledgerNodes) bool {
+			// About 1,000: the ledger moves on while a poll asks the
+			// three nodes (each holder change is a slot), so the lagging
+			// node's answer may be a few slots later or earlier than the
+			// quorum's (a loaded CI run saw it short of 1,000 for 3 s).
 			v, behind := l.verdict(3)
-			return v == "lagging" && behind >= 1000 && l.State == "degraded"
+			return v == "lagging" && behind >= 1000-lagSlack && behind <= 1000+lagSlack && l.State == "degraded"
 		})
 }
 
