@@ -85,8 +85,7 @@ func (s *Mirror) refresh(ctx context.Context, fetch ...contract.Domain) {
 	// before it; the records may lag the documents, a moment.
 	changed := !sameState(cur.State, next) || (!cur.NextChange.IsZero() && !now.Before(cur.NextChange))
 	if changed {
-		s.view.Store(s.render(next, now))
-		s.metrics.renders.Inc()
+		s.storeView(next, now)
 	}
 	s.statuses.Store(&statuses)
 	if changed {
@@ -162,9 +161,15 @@ func (s *Mirror) render(st *snapshot.State, now time.Time) *view.View {
 }
 
 func (s *Mirror) publish(st *snapshot.State, now time.Time) {
+	s.storeView(st, now)
+	s.published()
+}
+
+// storeView renders st at now and makes it the view served, without
+// telling OnPublish.
+func (s *Mirror) storeView(st *snapshot.State, now time.Time) {
 	s.view.Store(s.render(st, now))
 	s.metrics.renders.Inc()
-	s.published()
 }
 
 // firstCheck marks the first read of the store done (Checked) and wakes
