@@ -243,12 +243,14 @@ func runBounded(t *testing.T, newBackend backendFactory) {
 	})
 
 	// A good poll commits its document and its run at once. Whichever
-	// round trip of a Read the commit lands before, the Read never holds
-	// the new run beside the old document: a status newer than the data
-	// would tell a client of a failure (the next run's) while older data
-	// than the last good poll's is served.
-	t.Run("Reader never holds a run newer than its documents", func(t *testing.T) {
-		for at := 0; at < 3; at++ {
+	// round trip of a Read the commit lands before, the Read holds the
+	// document and the run of one commit: never the new run beside the old
+	// document (a status newer than the data would tell a client of a
+	// failure, the next run's, while older data than the last good poll's
+	// is served), nor the new document beside the old run (a /api/status
+	// whose collector's last success is older than the data it serves).
+	t.Run("Reader holds the document and the run of one commit", func(t *testing.T) {
+		for at := 0; at < 8; at++ {
 			b, _ := newBackend(t)
 			hb := &hooked{Backend: b}
 			s := store.New(hb, mint)
@@ -282,8 +284,11 @@ func runBounded(t *testing.T, newBackend backendFactory) {
 				break // the Read made fewer round trips: every place was tried
 			}
 			newRun := snap.Statuses[contract.CollectorHolders].Runs[contract.DomainHolders].FinishedAt.Equal(run(2).Runs[contract.DomainHolders].FinishedAt)
-			if got := holdersOf(t, snap.Docs[contract.DomainHolders]); newRun && got != 2 {
+			switch got := holdersOf(t, snap.Docs[contract.DomainHolders]); {
+			case newRun && got != 2:
 				t.Errorf("commit before round trip %d of %d: the Read holds the new run beside the document of %d", at, hb.calls, got)
+			case !newRun && got == 2:
+				t.Errorf("commit before round trip %d of %d: the Read holds the new document beside the old run", at, hb.calls)
 			}
 		}
 	})

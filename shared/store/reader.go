@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -93,16 +94,61 @@ type Snapshot struct {
 // Read returns every domain's document and every status record, fetching
 // the documents of the fetch domains and those whose fingerprint moved
 // since their last fetch; the others are the last fetch's, with the TTL
-// remaining now. err is set only when the backend failed.
+// remaining now. The documents are those of the runs the status records
+// hold (readTries). err is set only when the backend failed.
 func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fetched := 0
+	for try := 1; ; try++ {
+		snap, first, err := r.read(ctx, fetch)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		fetched += snap.Fetched
+		snap.Fetched = fetched
+		if try == readTries {
+			return snap, nil
+		}
+		again, err := r.s.b.MGet(ctx, r.limit, r.s.statusKeys()...)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("read status records: %w", err)
+		}
+		if sameValues(first, again) {
+			return snap, nil
+		}
+	}
+}
+
+// readTries bounds the passes of one Read. A pass is consistent when the
+// status records read after its documents are those read before them:
+// every good poll commits its document with its status record in one
+// transaction, so no commit landed between the two reads, and the
+// documents are those of the runs the records hold (a pass that reads
+// the records first alone could hold a document newer than its record,
+// and one that reads them last a record newer than its documents). Each
+// collector commits about once a refresh and a pass takes a few round
+// trips, so a second pass is rare and a third rarer; the last pass is
+// taken as it is, records first, so that a run is never newer than the
+// documents beside it.
+const readTries = 3
+
+// sameValues reports whether a and b hold the same values.
+func sameValues(a, b []Value) bool {
+	return slices.EqualFunc(a, b, func(x, y Value) bool {
+		return x.Found == y.Found && x.TooLarge == y.TooLarge && bytes.Equal(x.Data, y.Data)
+	})
+}
+
+// read is one pass of Read: the status records (returned as read, for
+// the consistency check), then the documents.
+func (r *Reader) read(ctx context.Context, fetch []contract.Domain) (Snapshot, []Value, error) {
 	domains, collectors := contract.Domains, contract.Collectors
 	snap := Snapshot{Docs: map[contract.Domain]Document{}, Errs: map[contract.Domain]error{},
 		Statuses: map[string]contract.Status{}}
 	svals, err := r.s.b.MGet(ctx, r.limit, r.s.statusKeys()...)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("read status records: %w", err)
+		return Snapshot{}, nil, fmt.Errorf("read status records: %w", err)
 	}
 	for i, v := range svals {
 		if st, ok := status(v); ok {
@@ -118,7 +164,7 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 	stats, err := r.s.b.Stat(ctx, keys...)
 	after := time.Now()
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("read documents: %w", err)
+		return Snapshot{}, nil, fmt.Errorf("read documents: %w", err)
 	}
 	// Decide what to fetch: idx are positions in keys.
 	var idx []int
@@ -145,7 +191,7 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 		vals, err := r.s.b.MGet(ctx, r.limit, fkeys...)
 		after = time.Now()
 		if err != nil {
-			return Snapshot{}, fmt.Errorf("read documents: %w", err)
+			return Snapshot{}, nil, fmt.Errorf("read documents: %w", err)
 		}
 		for j, i := range idx {
 			v := vals[j]
@@ -172,5 +218,5 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 			snap.Docs[d] = doc
 		}
 	}
-	return snap, nil
+	return snap, svals, nil
 }
