@@ -412,13 +412,18 @@ func MergeMetrics(sets ...map[string]MetricDoc) (map[string]MetricDoc, error) {
 
 // ExposedBy names the processes that export a tokendata metric, from its
 // name (the packages that define them: services/edge, shared/collector,
-// services/holders, services/market, shared/ops). standalone exports all.
+// services/holders, services/market, shared/ops; the ledger's are
+// observed by the collectors that read it). standalone exports all.
 func ExposedBy(name string) string {
 	switch {
 	case strings.HasPrefix(name, "tokendata_edge_"), strings.HasPrefix(name, "tokendata_token_"):
 		return "edge"
 	case strings.HasPrefix(name, "tokendata_collector_"), strings.HasPrefix(name, "tokendata_upstream_"):
 		return "supply, market, holders"
+	case name == "tokendata_ledger_behind_answers_total":
+		return "supply, holders"
+	case strings.HasPrefix(name, "tokendata_ledger_"):
+		return "supply"
 	case strings.HasPrefix(name, "tokendata_holders_"):
 		return "holders"
 	case strings.HasPrefix(name, "tokendata_market_"):
