@@ -2,22 +2,14 @@ package edge
 
 import (
 	"context"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tokendata/tokendata/services/edge/snapshot"
 	"github.com/tokendata/tokendata/services/edge/view"
 	"github.com/tokendata/tokendata/shared/contract"
 )
 
 // The tests' ways into the rooms the edge wires.
-
-// render renders st at now, after the published view (what the mirror
-// does).
-func (s *Server) render(st *snapshot.State, now time.Time) *view.View {
-	return s.bodies.Render(st, s.mirror.View(), now)
-}
 
 // refresh is a poll (no domain) or a notification of the fetch domains.
 func (s *Server) refresh(ctx context.Context, fetch ...contract.Domain) {

@@ -23,7 +23,7 @@ var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // inputs are the render inputs of edgetest.Token() at the default
 // timings, without the portal.
-func inputs(t *testing.T) *RenderInputs {
+func inputs(t testing.TB) *RenderInputs {
 	t.Helper()
 	token := edgetest.Token()
 	var common config.Common
