@@ -124,6 +124,9 @@ func newEventsBrowser(t *testing.T, chrome string) (context.Context, func() []st
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chrome), chromedp.UserDataDir(profile),
+		// its temporary files (the org.chromium.Chromium.* folders of
+		// --disable-dev-shm-usage) in the profile too, removed with it
+		chromedp.Env("TMPDIR=" + profile),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),

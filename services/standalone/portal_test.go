@@ -230,6 +230,9 @@ func newBrowser(t *testing.T, chrome, logo string, refused ...string) (context.C
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chrome), chromedp.UserDataDir(profile),
+		// its temporary files (the org.chromium.Chromium.* folders of
+		// --disable-dev-shm-usage) in the profile too, removed with it
+		chromedp.Env("TMPDIR=" + profile),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
