@@ -105,14 +105,9 @@ func (r *Reader) Read(ctx context.Context, fetch ...contract.Domain) (Snapshot, 
 		if err != nil {
 			return Snapshot{}, err
 		}
-		passFetched := snap.Fetched
-		fetched += passFetched
+		fetched += snap.Fetched
 		snap.Fetched = fetched
-		// A pass that fetched no document holds the documents of an earlier
-		// consistent read, none changed since (their fingerprints), beside
-		// records read after that read's: nothing to check. Most reads
-		// are such, and cost no second round trip.
-		if try == readTries || passFetched == 0 {
+		if try == readTries {
 			return snap, nil
 		}
 		again, err := r.s.b.MGet(ctx, r.limit, r.s.statusKeys()...)
