@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local cluster's pinned Go tools into .bin/ (make cluster-up runs
-# this): CoreDNS (hack/tools/kube/coredns, in the Kubernetes commands
-# module, whose libraries it shares), kube-router (hack/tools/kuberouter),
+# this): CoreDNS (hack/tools/kube/coredns) and kube-router, both in the
+# Kubernetes commands' module (hack/tools/kube), whose libraries they share,
 # the Prometheus Operator with its config reloader (hack/tools/promoperator)
 # and the Prometheus it runs (hack/tools/prometheus),
 # unless they are there already from the same pin: .bin/<tool>.version
@@ -89,7 +89,7 @@ build_plugins() {
 }
 
 build kube github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/kube/coredns coredns
-build kuberouter github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
+build kube github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
 build promoperator github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator
 build promoperator github.com/prometheus-operator/prometheus-operator \
