@@ -22,6 +22,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 mkdir -p .bin
+# -trimpath: a package's compile key in Go's build cache then leaves out the
+# checkout's path, so that a new clone on a machine that ran the tests
+# before (CI's clone is new every run) takes the project's own packages
+# from the cache instead of compiling each of them again. Every go test
+# here runs with -count=1, so no test result is taken from the cache.
+export GOFLAGS="-trimpath${GOFLAGS:+ $GOFLAGS}"
 export TIMING="$root/.bin/timing.tsv"
 rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md
 step="$root/hack/step.sh"
