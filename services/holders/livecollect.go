@@ -264,11 +264,17 @@ func (c *Collector) pollLive(ctx context.Context) (livePoll, error) {
 	// HOLDERS_RESYNC after the last one began (its comparison can come
 	// up to ResyncGrace after its enumeration), started in the very poll
 	// that published the difference and replaced it within milliseconds.
-	r := f.Compared(now)
+	// Nor does one start while that comparison is still pending (the old
+	// count not yet at the new anchor's slot, within ResyncGrace): the
+	// next resync comes due HOLDERS_RESYNC after the last one began, one
+	// enumeration before the grace ends, and its own comparison would
+	// replace a difference found at the grace's end before a poll
+	// published it.
+	r, comparing := f.Compared(now)
 	checking := c.crossRunning()
 	c.live.mu.Lock()
 	c.noteResyncLocked(r)
-	due := !now.Before(c.live.nextResync) && !checking
+	due := !now.Before(c.live.nextResync) && !checking && !comparing
 	running := c.live.resync
 	c.live.mu.Unlock()
 	if due && running == nil && f.Following() {

@@ -281,12 +281,14 @@ func (f *Follower) Take() (c LiveCount, changed, ok bool) {
 }
 
 // Compared makes a resync's comparison that can be made at now, and
-// returns the last comparison (nil before one).
-func (f *Follower) Compared(now time.Time) *contract.HoldersResync {
+// returns the last comparison (nil before one) and whether one is still
+// pending: no resync may start then, or its own comparison would replace
+// the pending one's, a difference included, as soon as it anchors.
+func (f *Follower) Compared(now time.Time) (last *contract.HoldersResync, pending bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.compareLocked(now)
-	return f.result
+	return f.result, f.prev != nil
 }
 
 // Due reports whether a poll has something to publish: the count changed
@@ -307,11 +309,12 @@ func figures(l *tally.Live) [3]uint64 {
 	return [3]uint64{l.Holders(), l.NonZeroAccounts(), l.TokenAccounts()}
 }
 
-// Following reports whether a count is live and no resync is under way.
+// Following reports whether a count is live, no resync is under way and
+// none's comparison is pending: a resync may start.
 func (f *Follower) Following() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.live != nil && !f.resyncing
+	return f.live != nil && !f.resyncing && f.prev == nil
 }
 
 // Subscribed reports whether a socket is subscribed now.

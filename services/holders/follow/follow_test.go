@@ -254,3 +254,35 @@ func TestFollowerResyncComparisons(t *testing.T) {
 		t.Fatalf("a resync that agrees after a reported difference: %+v", r)
 	}
 }
+
+// TestFollowerNoResyncWhileComparing: while a resync's comparison waits
+// for the count it replaced (up to ResyncGrace), the follower is not
+// ready for another resync, and Compared says so. A resync started then
+// would anchor and make its own comparison at once, replacing a pending
+// difference within milliseconds, before any poll published it.
+func TestFollowerNoResyncWhileComparing(t *testing.T) {
+	var mint tally.Owner
+	mint[0] = 7
+	f := follow.New(mint, contract.ProgramIDToken, 0, 100)
+	f.Connected()
+	session, _ := f.Begin()
+	if err := f.Anchor(session, seeded(t, f, 10, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if r, pending := f.Compared(time.Now()); r != nil || pending || !f.Following() {
+		t.Fatalf("a first anchor: comparison %+v, pending %v, following %v", r, pending, f.Following())
+	}
+	// A resync whose enumeration (slot 105) saw a holder whose
+	// notification was lost; nothing on the ledger moves after it.
+	session, _ = f.Begin()
+	if err := f.Anchor(session, seeded(t, f, 11, 105)); err != nil {
+		t.Fatal(err)
+	}
+	if r, pending := f.Compared(time.Now()); r != nil || !pending || f.Following() {
+		t.Fatalf("within the grace: comparison %+v, pending %v, following %v (want none, pending, not following)", r, pending, f.Following())
+	}
+	r, pending := f.Compared(time.Now().Add(follow.ResyncGrace + time.Second))
+	if pending || r == nil || r.Agreed || r.Live != 10 || r.Enumerated != 11 || !f.Following() {
+		t.Fatalf("after the grace: comparison %+v, pending %v, following %v (want the difference, following)", r, pending, f.Following())
+	}
+}
