@@ -154,19 +154,19 @@ func (r *Redis) SetAll(ctx context.Context, entries ...Entry) error {
 	return err
 }
 
-// MGet implements Backend: PTTL, STRLEN and GETRANGE 0..limit of every
-// key in one pipeline, so a value above limit is never transferred whole.
+// MGet implements Backend: PTTL and GETRANGE 0..limit of every key in
+// one pipeline, so a value above limit is never transferred whole; the
+// size of such a value (the only one GETRANGE's answer leaves unknown) is
+// asked after, with STRLEN, in a second round trip.
 func (r *Redis) MGet(ctx context.Context, limit int64, keys ...string) ([]Value, error) {
 	if limit <= 0 {
 		return nil, errors.New("read limit must be positive")
 	}
 	ttls := make([]*redis.DurationCmd, len(keys))
-	sizes := make([]*redis.IntCmd, len(keys))
 	gets := make([]*redis.StringCmd, len(keys))
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			ttls[i] = p.PTTL(ctx, k)
-			sizes[i] = p.StrLen(ctx, k)
 			gets[i] = p.GetRange(ctx, k, 0, limit) // at most limit+1 bytes: enough to tell "longer"
 		}
 		return nil
@@ -175,6 +175,7 @@ func (r *Redis) MGet(ctx context.Context, limit int64, keys ...string) ([]Value,
 		return nil, err
 	}
 	out := make([]Value, len(keys))
+	var large []int
 	for i := range keys {
 		ttl, found := redisTTL(ttls[i].Val())
 		if !found {
@@ -184,13 +185,30 @@ func (r *Redis) MGet(ctx context.Context, limit int64, keys ...string) ([]Value,
 		if err != nil {
 			return nil, err
 		}
-		v := Value{TTL: ttl, Found: true, Size: max(sizes[i].Val(), int64(len(b)))}
-		if int64(len(b)) > limit {
+		v := Value{TTL: ttl, Found: true, Size: int64(len(b))}
+		if v.Size > limit {
 			v.TooLarge = true
+			large = append(large, i)
 		} else {
-			v.Data, v.Size = b, int64(len(b)) // STRLEN may have seen another version
+			v.Data = b
 		}
 		out[i] = v
+	}
+	if len(large) == 0 {
+		return out, nil
+	}
+	sizes := make([]*redis.IntCmd, len(large))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, i := range large {
+			sizes[j] = p.StrLen(ctx, keys[i])
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for j, i := range large {
+		// the value may have been rewritten since: at least what was read
+		out[i].Size = max(sizes[j].Val(), out[i].Size)
 	}
 	return out, nil
 }
