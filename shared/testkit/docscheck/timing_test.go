@@ -32,12 +32,22 @@ func TestTimingTable(t *testing.T) {
 	// waits for the file the test writes once they are done (so the
 	// table's figures hold on a loaded machine too)
 	done := filepath.Join(t.TempDir(), "done")
-	beside := exec.Command(step, "beside", "sh", "-c", `while [ ! -e "$0" ]; do sleep 0.05; done; sleep 0.2`, done)
+	started := filepath.Join(t.TempDir(), "started")
+	beside := exec.Command(step, "beside", "sh", "-c", `: >"$1"; while [ ! -e "$0" ]; do sleep 0.05; done; sleep 0.2`, done, started)
 	beside.Env = append(os.Environ(), "TIMING="+timing, "STEP_DEPTH=", "STEP_GROUP=", "STEP_BESIDE=1")
 	if err := beside.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // so that it is the first to start
+	// It is the first to start: step.sh takes a step's start before it
+	// runs the step's command, and that command has begun once the file
+	// is there. (A fixed sleep was not enough on a loaded machine.)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the step beside has not started its command in a minute: %v", err)
+		}
+	}
 	if out, err := run(nil, "outer", step, "inner", "sleep", "1.1"); err != nil {
 		t.Fatalf("outer: %v\n%s", err, out)
 	}
