@@ -258,18 +258,10 @@ func (c *Collector) pollLive(ctx context.Context) (livePoll, error) {
 		return livePoll{}, nil
 	}
 	now := time.Now()
-	// The last resync's comparison, when it can be made, is made before
-	// the next resync is decided: a difference moves that one to
-	// HOLDERS_REFRESH on. Decided first, the next resync, due
-	// HOLDERS_RESYNC after the last one began (its comparison can come
-	// up to ResyncGrace after its enumeration), started in the very poll
-	// that published the difference and replaced it within milliseconds.
-	// Nor does one start while that comparison is still pending (the old
-	// count not yet at the new anchor's slot, within ResyncGrace): the
-	// next resync comes due HOLDERS_RESYNC after the last one began, one
-	// enumeration before the grace ends, and its own comparison would
-	// replace a difference found at the grace's end before a poll
-	// published it.
+	// The last resync's comparison is made, or still pending (within
+	// ResyncGrace), before the next resync is decided: one started
+	// sooner (due HOLDERS_RESYNC after the last began, before the grace
+	// ends) made its own comparison and replaced a difference at once.
 	r, comparing := f.Compared(now)
 	checking := c.crossRunning()
 	c.live.mu.Lock()
