@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the local cluster's pinned Go tools into .bin/ (make cluster-up runs
-# this): CoreDNS (hack/tools/kube/coredns) and kube-router, both in the
-# Kubernetes commands' module (hack/tools/kube), whose libraries they share,
-# the Prometheus Operator with its config reloader (hack/tools/promoperator)
-# and the Prometheus it runs (hack/tools/prometheus),
+# this): CoreDNS (hack/tools/kube/coredns), kube-router and the Prometheus
+# Operator with its config reloader, all in the Kubernetes commands' module
+# (hack/tools/kube), whose libraries they share, and the Prometheus the
+# operator runs (hack/tools/prometheus),
 # unless they are there already from the same pin: .bin/<tool>.version
 # records the version and go.sum each was built from, so a changed pin (or a
 # missing binary) rebuilds and nothing else does; a pin built once on this
@@ -90,8 +90,8 @@ build_plugins() {
 
 build kube github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/kube/coredns coredns
 build kube github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
-build promoperator github.com/prometheus-operator/prometheus-operator \
+build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator
-build promoperator github.com/prometheus-operator/prometheus-operator \
+build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
 PLUGINS=kubernetes build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus

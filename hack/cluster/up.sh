@@ -331,7 +331,7 @@ chart_image() { # chart_image KEY: repository:tag of .KEY.image in values.yaml
 runtime_image="$(sed -n 's/^ARG RUNTIME_IMAGE=//p' "$root/services/Dockerfile")"
 coredns_version="$(cd "$root/hack/tools/kube" && GOWORK=off go list -m -f '{{.Version}}' github.com/coredns/coredns)"
 po_module=github.com/prometheus-operator/prometheus-operator
-po_version="$(cd "$root/hack/tools/promoperator" && GOWORK=off go list -m -f '{{.Version}}' "$po_module")"
+po_version="$(cd "$root/hack/tools/kube" && GOWORK=off go list -m -f '{{.Version}}' "$po_module")"
 # Prometheus' version, which the operator is told (it picks the server's
 # flags by it), from its module's: v0.305.0 is Prometheus v3.5.0.
 prometheus_module="$(cd "$root/hack/tools/prometheus" && GOWORK=off go list -m -f '{{.Version}}' github.com/prometheus/prometheus)"
@@ -369,7 +369,7 @@ kubectl_node -n kube-system rollout status deployment/coredns --timeout=120s >/d
 # --- Monitoring: the operator's CRDs (from its pinned module), the
 # operator, and the Prometheus it runs (monitoring.yaml). The Prometheus
 # pod comes up on its own; the node test waits for its targets.
-po_dir="$(cd "$root/hack/tools/promoperator" && GOWORK=off go mod download -json "$po_module" |
+po_dir="$(cd "$root/hack/tools/kube" && GOWORK=off go mod download -json "$po_module" |
   sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [ -d "$po_dir/example/prometheus-operator-crd" ] || die "no CRDs under $po_dir/example/prometheus-operator-crd"
 kubectl_node apply --server-side --force-conflicts -f "$po_dir/example/prometheus-operator-crd" >/dev/null
