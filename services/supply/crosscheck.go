@@ -56,7 +56,8 @@ type nodeAnswer struct {
 // answered reports whether the node gave a figure to compare.
 func (a nodeAnswer) answered() bool { return !a.behind && a.err == nil }
 
-// aheadSeen is a node seen ahead with a figure, and since when.
+// aheadSeen is a figure a node answers that no quorum confirms (the node
+// ahead or disagreeing), and since when it has answered it.
 type aheadSeen struct {
 	fig   figure
 	since time.Time
@@ -69,7 +70,8 @@ type crossCheck struct {
 	// document is built from; nil without a quorum.
 	agreed *figure
 	winner *nodeAnswer
-	// ahead are the nodes ahead in this poll.
+	// ahead are the nodes that answer a figure no quorum confirms in this
+	// poll, ahead or disagreeing.
 	ahead map[int]aheadSeen
 }
 
@@ -79,8 +81,8 @@ type compareInput struct {
 	minSlot   uint64
 	published *figure
 	maxLag    uint64
-	// prevAhead are the nodes ahead in earlier polls; one still ahead
-	// with the same figure after persist is disagreeing.
+	// prevAhead is the poll before's ahead: a node ahead with a figure it
+	// has answered for persist or longer is disagreeing.
 	prevAhead map[int]aheadSeen
 	persist   time.Duration
 	now       time.Time
@@ -162,8 +164,12 @@ func quorumFigure(figs []figure, slots map[figure][]uint64, in compareInput) (ag
 
 // judgeNodes gives each node its verdict in cc (PerNode, Agreed and
 // Issues) against the reference figure: the agreed one (nil without a
-// quorum at qslot), else the last published one. The nodes ahead in this
-// poll are recorded in ahead.
+// quorum at qslot), else the last published one. The nodes that answer a
+// figure no quorum confirms are recorded in ahead, each with since when
+// it has answered that figure: the one poll a node is tolerated ahead is
+// for a change the others have not reached yet, so a node that answered
+// the figure before (ahead or disagreeing) is not tolerated again because
+// it is read at a later slot than the others.
 func judgeNodes(cc *contract.LedgerCrossCheck, ahead map[int]aheadSeen, answers []nodeAnswer, in compareInput,
 	agreed *figure, qslot uint64, slots map[figure][]uint64) {
 	// The reference figure: the agreed one, else the last published one.
@@ -180,6 +186,12 @@ func judgeNodes(cc *contract.LedgerCrossCheck, ahead map[int]aheadSeen, answers 
 		}
 	}
 	tip := ledgerTip(answers, in.quorum)
+	unconfirmed := func(a nodeAnswer) (aheadSeen, bool) {
+		if prev, ok := in.prevAhead[a.node]; ok && prev.fig == a.fig {
+			return prev, true
+		}
+		return aheadSeen{fig: a.fig, since: in.now}, false
+	}
 	for i, a := range answers {
 		n := contract.LedgerNode{Node: a.node, Slot: a.slot}
 		if a.answered() {
@@ -219,22 +231,20 @@ func judgeNodes(cc *contract.LedgerCrossCheck, ahead map[int]aheadSeen, answers 
 			}
 		case (ref == nil || len(slots[*ref]) == 0) && contradicted(answers, a):
 			n.Verdict = contract.NodeDisagreeing
+			ahead[a.node], _ = unconfirmed(a)
 			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: another node answers another figure at slot %d", a.node, a.slot))
 		case ref == nil || len(slots[*ref]) == 0 || a.slot > hi:
-			prev, seen := in.prevAhead[a.node]
-			if seen && prev.fig == a.fig && in.now.Sub(prev.since) >= in.persist {
+			prev, seen := unconfirmed(a)
+			ahead[a.node] = prev
+			if seen && in.now.Sub(prev.since) >= in.persist {
 				n.Verdict = contract.NodeDisagreeing
 				cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: it has answered %s since slot %d and no quorum confirms it", a.node, a.fig, a.slot))
 				break
 			}
 			n.Verdict = contract.NodeAhead
-			if seen && prev.fig == a.fig {
-				ahead[a.node] = prev
-			} else {
-				ahead[a.node] = aheadSeen{fig: a.fig, since: in.now}
-			}
 		default:
 			n.Verdict = contract.NodeDisagreeing
+			ahead[a.node], _ = unconfirmed(a)
 			cc.Issues = append(cc.Issues, fmt.Sprintf("node %d disagrees: it answers %s at slot %d, where %d nodes confirm %s by slot %d",
 				a.node, a.fig, a.slot, len(slots[*ref]), *ref, hi))
 		}

@@ -316,3 +316,54 @@ func TestLaggingSameFigure(t *testing.T) {
 		}
 	})
 }
+
+// TestUnconfirmedFigureStaysDisagreeing: a node that keeps answering a
+// figure no quorum confirms is tolerated as ahead for one poll only,
+// whatever the slot it is read at in the polls after: the one-poll grace
+// is for a change the others have not reached yet, not for a wrong
+// figure that happens to be read a slot after the others.
+func TestUnconfirmedFigureStaysDisagreeing(t *testing.T) {
+	good := figure{amount: "1000", decimals: 6, program: contract.ProgramToken}
+	bad := good
+	bad.amount = "1007"
+	poll := func(prev map[int]aheadSeen, at time.Time, slot1, slot2, slot3 uint64) crossCheck {
+		answers := []nodeAnswer{{node: 1, fig: good, slot: slot1}, {node: 2, fig: bad, slot: slot2}, {node: 3, fig: good, slot: slot3}}
+		return compare(answers, compareInput{quorum: 2, minSlot: 90, published: &good, maxLag: 150,
+			prevAhead: prev, persist: 500 * time.Millisecond, now: at})
+	}
+	verdict := func(x crossCheck) string { return x.cc.PerNode[1].Verdict }
+	t0 := time.Now()
+
+	t.Run("disagreeing, then read a slot after the others", func(t *testing.T) {
+		x := poll(nil, t0, 100, 100, 100) // the wrong figure at the others' slot
+		if verdict(x) != contract.NodeDisagreeing {
+			t.Fatalf("first poll: node 2 %s, want %s", verdict(x), contract.NodeDisagreeing)
+		}
+		x = poll(x.ahead, t0.Add(time.Second), 102, 103, 102)
+		if verdict(x) != contract.NodeDisagreeing || x.cc.State != contract.CrossCheckDegraded {
+			t.Fatalf("second poll, node 2 read a slot after the others: node 2 %s, %s %q; want disagreeing, degraded",
+				verdict(x), x.cc.State, x.cc.Issues)
+		}
+	})
+	t.Run("ahead, then disagreeing for as long as it stays so", func(t *testing.T) {
+		x := poll(nil, t0, 100, 101, 100)
+		if verdict(x) != contract.NodeAhead || x.cc.State != contract.CrossCheckAgreed {
+			t.Fatalf("first poll: node 2 %s, %s; want ahead, agreed", verdict(x), x.cc.State)
+		}
+		for i := 1; i <= 3; i++ {
+			x = poll(x.ahead, t0.Add(time.Duration(i)*time.Second), 100+2*uint64(i), 101+2*uint64(i), 100+2*uint64(i))
+			if verdict(x) != contract.NodeDisagreeing || x.cc.State != contract.CrossCheckDegraded {
+				t.Fatalf("poll %d: node 2 %s, %s %q; want disagreeing, degraded", i+1, verdict(x), x.cc.State, x.cc.Issues)
+			}
+		}
+	})
+	t.Run("a change the others reach is agreed", func(t *testing.T) {
+		x := poll(nil, t0, 100, 101, 100)
+		answers := []nodeAnswer{{node: 1, fig: bad, slot: 103}, {node: 2, fig: bad, slot: 103}, {node: 3, fig: bad, slot: 103}}
+		x = compare(answers, compareInput{quorum: 2, minSlot: 100, published: &good, maxLag: 150,
+			prevAhead: x.ahead, persist: 500 * time.Millisecond, now: t0.Add(time.Second)})
+		if x.cc.State != contract.CrossCheckAgreed || x.cc.Agreed != 3 {
+			t.Fatalf("the change reached by all: %s, %d agreed", x.cc.State, x.cc.Agreed)
+		}
+	})
+}
