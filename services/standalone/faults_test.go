@@ -541,15 +541,21 @@ func deref(p *string) string {
 }
 
 // requestLog samples the simulator's request counters of the aggregator
-// routes and notes when each request arrived (to the sampling period).
+// routes and notes when each request arrived: after the sample before the
+// one that counted it, no later than that one. A sampler late on a busy
+// machine widens the interval with it (beside make ci-fresh one ran
+// 274 ms late, against a period of 20 ms).
 type requestLog struct {
 	mu    sync.Mutex
-	times map[string][]time.Time
+	calls map[string][]call
 }
+
+// call is when a request arrived: in (since, at].
+type call struct{ since, at time.Time }
 
 func logRequests(t *testing.T, dex *dexsim.Server, every time.Duration) *requestLog {
 	t.Helper()
-	l := &requestLog{times: map[string][]time.Time{}}
+	l := &requestLog{calls: map[string][]call{}}
 	routes := []string{dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal}
 	seen := map[string]int64{}
 	for _, r := range routes {
@@ -561,6 +567,7 @@ func logRequests(t *testing.T, dex *dexsim.Server, every time.Duration) *request
 		defer close(done)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		since := time.Now()
 		for {
 			select {
 			case <-stop:
@@ -572,24 +579,25 @@ func logRequests(t *testing.T, dex *dexsim.Server, every time.Duration) *request
 			for _, r := range routes {
 				n := dex.Requests(r)
 				for ; seen[r] < n; seen[r]++ {
-					l.times[r] = append(l.times[r], now)
+					l.calls[r] = append(l.calls[r], call{since: since, at: now})
 				}
 			}
 			l.mu.Unlock()
+			since = now
 		}
 	}()
 	t.Cleanup(func() { close(stop); <-done })
 	return l
 }
 
-// between returns the arrival times of route's requests in [from, to).
-func (l *requestLog) between(route string, from, to time.Time) []time.Time {
+// between returns route's requests counted in [from, to).
+func (l *requestLog) between(route string, from, to time.Time) []call {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []time.Time
-	for _, at := range l.times[route] {
-		if !at.Before(from) && at.Before(to) {
-			out = append(out, at)
+	var out []call
+	for _, c := range l.calls[route] {
+		if !c.at.Before(from) && c.at.Before(to) {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -610,7 +618,7 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 	const refresh, staleAfter, ttl = time.Second, 2 * time.Second, 20 * time.Second
 	const retryAfter = 3 * time.Second
 	const sample = 20 * time.Millisecond
-	const earlyDrop = 100 * time.Millisecond
+	const earlyDrop = 500 * time.Millisecond
 	rs := redistest.Start(t)
 	r := start(t, simulator.Options{Seed: 19, Accounts: 200}, onRedis(rs, func(c *config.Common) {
 		c.Market = config.DomainTiming{Refresh: refresh, StaleAfter: staleAfter, TTL: ttl}
@@ -644,9 +652,12 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 	// write (a few ms after updated_at) in whole seconds of PTTL: 1 s of
 	// slack. It may also run out a little before updated_at + TTL, never
 	// after the key: the edge counts the key's PTTL (whole ms) from the
-	// start of its read, so a read that took a few ms under load ends the
-	// copy that much early (CI saw 1 ms): earlyDrop of slack that way,
-	// far below the stale-after and TTL a wrong drop would be made at.
+	// start of its read, so a read slow to reach the PTTL ends the copy
+	// that much early (CI saw 1 ms; beside make ci-fresh and two more
+	// runs of this row, 185 ms; the edge keeps its first count of a
+	// document while later ones differ by under 1 s): earlyDrop of slack
+	// that way, far below the stale-after and TTL a wrong drop would be
+	// made at.
 	var staleSeen, droppedAt time.Time
 	for droppedAt.IsZero() || time.Since(droppedAt) < 2*time.Second {
 		a := ask(t, api+"/api/price")
@@ -702,50 +713,81 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 			deref(agg.ErrorKind), deref(agg.Error))
 	}
 
+	// The fault ends with DexScreener's clear: a poll may read it before
+	// GeckoTerminal's is cleared too, and date its price before an
+	// instant taken after both (CI saw one so dated: a good poll, its call
+	// counted after that instant).
+	clearing := time.Now()
 	dex.Faults().Clear(dexsim.RouteDexScreener)
 	dex.Faults().Clear(dexsim.RouteGeckoTerminal)
 	cleared := time.Now()
-	bound := retryAfter + 2*refresh + 2*time.Second
+	// The edge's part of the recovery: its read of the new price and its
+	// renders, one at a time. Under -race beside other rows a render of
+	// the view takes 1 to 3 s (measured beside make ci-fresh; 7 ms without
+	// -race in BenchmarkRender), and the first answer may wait for three:
+	// the render under way when the price is read, that of the view
+	// holding it, and, when the price's stale-after passed meanwhile, the
+	// re-render the request waits for (the edge never serves a stale
+	// price unflagged).
+	const edgeLag = 9 * time.Second
+	bound := retryAfter + 2*refresh + edgeLag
 	for {
+		sent := time.Now()
 		a := ask(t, api+"/api/price")
 		if a.status == http.StatusOK {
-			recovery := time.Since(cleared)
-			if !a.updatedAt.After(cleared) || a.stale != "false" {
-				t.Errorf("/api/price after the 429s: updated %s, stale %q", a.updatedAt, a.stale)
-			}
 			recovered := time.Now()
+			recovery := recovered.Sub(cleared)
+			// The price of a poll after the fault, brought to the edge by
+			// its renders. Its stale flag is the truth when it is served:
+			// after the renders above it may be older than its 2 s
+			// stale-after already (CI: dated 3.5 s before it came back),
+			// and then says so.
+			if !a.updatedAt.After(clearing) || recovered.Sub(a.updatedAt) > edgeLag {
+				t.Errorf("/api/price after the 429s: updated %s (fault cleared from %s; answered %s)", a.updatedAt.Format(time.StampMilli),
+					clearing.Format(time.StampMilli), recovered.Format(time.StampMilli))
+			}
+			// The header has whole milliseconds; the flag flips 1 ms past
+			// the stale-after.
+			due := a.updatedAt.Add(staleAfter)
+			if a.stale == "true" && !recovered.After(due) || a.stale == "false" && !sent.Before(due.Add(2*time.Millisecond)) ||
+				a.stale != "true" && a.stale != "false" {
+				t.Errorf("/api/price after the 429s: updated %s, stale %q, asked %s, answered %s", a.updatedAt.Format(time.StampMilli), a.stale,
+					sent.Format(time.StampMilli), recovered.Format(time.StampMilli))
+			}
 			// Back-off: after a 429 asking for retryAfter, the route was
-			// not called again before that (to the sampling period), the
-			// first call after the fault included. A call after the clear
-			// got no 429, so what follows it is not checked.
+			// not called again before that, the first call after the fault
+			// included: the longest the two arrivals can be apart is under
+			// it. A call counted before the clear got a 429; what follows a
+			// later one is not checked.
 			time.Sleep(2 * sample)
 			for _, route := range []string{dexsim.RouteDexScreener, dexsim.RouteGeckoTerminal} {
-				calls := reqs.between(route, injected.Add(sample), recovered)
+				calls := reqs.between(route, injected, recovered)
 				if len(reqs.between(route, injected.Add(sample), cleared)) == 0 {
 					t.Errorf("%s: no request during the fault", route)
 				}
-				for i := 1; i < len(calls) && calls[i-1].Before(cleared.Add(-sample)); i++ {
-					if gap := calls[i].Sub(calls[i-1]); gap < retryAfter-2*sample {
-						t.Errorf("%s called again %s after a 429 with Retry-After %s (fault %s to %s; calls %v)", route, gap, retryAfter,
+				for i := 1; i < len(calls) && calls[i-1].at.Before(clearing); i++ {
+					if calls[i-1].since.Before(injected) {
+						continue // it may have come before the fault
+					}
+					if gap := calls[i].at.Sub(calls[i-1].since); gap < retryAfter {
+						t.Errorf("%s called again at most %s after a 429 with Retry-After %s (fault %s to %s; calls %v)", route, gap, retryAfter,
 							injected.Format(time.StampMilli), cleared.Format(time.StampMilli), stamps(calls))
 					}
 				}
 				t.Logf("%s: %d requests in %s of 429s", route, len(reqs.between(route, injected, cleared)),
 					cleared.Sub(injected).Round(time.Millisecond))
 			}
-			// Recovery at a good answer: the price is back within 1 s of
-			// a DexScreener call after the fault (a call seen just after
-			// the clear may have been the last 429, and on a loaded
-			// machine an answer can be late enough to be retried).
-			// Both aggregators are read on every poll: the first whose
-			// Retry-After runs out brings the price back (GeckoTerminal as
-			// the fallback while DexScreener still waits).
-			after := append(reqs.between(dexsim.RouteDexScreener, cleared, recovered.Add(sample)),
-				reqs.between(dexsim.RouteGeckoTerminal, cleared, recovered.Add(sample))...)
-			slices.SortFunc(after, time.Time.Compare)
-			if len(after) == 0 || len(after) > 6 || recovered.Sub(after[len(after)-1]) > time.Second {
-				t.Errorf("aggregator calls from the end of the 429s to the price's return at %s: %v",
-					recovered.Format(time.StampMilli), after)
+			// Recovery at a good answer: the first aggregator call whose
+			// Retry-After ran out (both are read on every poll;
+			// GeckoTerminal is the fallback while DexScreener still waits)
+			// comes within a poll of that wait; the price above is dated
+			// after the clear.
+			after := append(reqs.between(dexsim.RouteDexScreener, clearing, recovered.Add(sample)),
+				reqs.between(dexsim.RouteGeckoTerminal, clearing, recovered.Add(sample))...)
+			slices.SortFunc(after, func(a, b call) int { return a.at.Compare(b.at) })
+			if len(after) == 0 || after[0].at.Sub(clearing) > retryAfter+2*refresh {
+				t.Errorf("aggregator calls from the end of the 429s (%s) to the price's return at %s: %v",
+					clearing.Format(time.StampMilli), recovered.Format(time.StampMilli), stamps(after))
 			}
 			recordRow(t, matrixRow{Order: 4, Fault: "Aggregators answering 429 (`Retry-After: 3`) past the market TTL",
 				During: "price served until its TTL (`stale: true` past stale-after), then 503 `data_unavailable`; " +
@@ -761,11 +803,11 @@ func TestAggregator429PastMarketTTL(t *testing.T) {
 	}
 }
 
-// stamps formats times to the millisecond, for failure messages.
-func stamps(ts []time.Time) []string {
-	out := make([]string, len(ts))
-	for i, at := range ts {
-		out[i] = at.Format(time.StampMilli)
+// stamps formats calls to the millisecond, for failure messages.
+func stamps(cs []call) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.since.Format("15:04:05.000") + "–" + c.at.Format("15:04:05.000")
 	}
 	return out
 }
