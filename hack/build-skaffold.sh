@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the pinned skaffold (hack/tools/skaffold/go.mod, with skaffold's own
-# replace directives repeated) into .bin/skaffold, unless it is there
+# Builds the pinned skaffold (hack/tools/kube/go.mod, with skaffold's own
+# replace directives repeated except Kubernetes', which that module pins at the
+# local cluster's release) into .bin/skaffold, unless it is there
 # already from the same pin: .bin/skaffold.version records the version and
 # go.sum it was built from. make test runs this, so a pin that stops
 # building through the module proxy fails CI instead of `make dev` on a
@@ -11,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=hack/toolcache.sh
 . "$root/hack/toolcache.sh"
-mod="$root/hack/tools/skaffold"
+mod="$root/hack/tools/kube"
 out="$root/.bin/skaffold"
 stamp="$root/.bin/skaffold.version"
 

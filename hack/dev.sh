@@ -6,7 +6,7 @@
 # against the local node of make cluster-up instead, without Docker.
 #
 # skaffold: from PATH, else built (once per pin) from the pinned wrapper
-# module hack/tools/skaffold into .bin/skaffold (hack/build-skaffold.sh).
+# module hack/tools/kube into .bin/skaffold (hack/build-skaffold.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
