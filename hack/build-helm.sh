@@ -14,7 +14,10 @@ mod="$root/hack/tools/kube"
 out="$root/.bin/helm"
 
 helm_version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' helm.sh/helm/v3)"
-k8s_version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/client-go)" # v0.MINOR.PATCH
+# v0.MINOR.PATCH: the replacement's, which is what builds (a tool of the
+# module may require an odd version that the replace block overrides:
+# skaffold's go.mod asks for client-go v1.5.2)
+k8s_version="$(cd "$mod" && GOWORK=off go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' k8s.io/client-go)"
 k8s_minor="$(echo "$k8s_version" | cut -d. -f2)"
 
 if [ -x "$out" ] && "$out" version --short 2>/dev/null | grep -q "^${helm_version}"; then

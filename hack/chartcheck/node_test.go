@@ -695,7 +695,10 @@ type loopResult struct {
 func (c *nodeClient) loopDuring(prefix string, urls []string, during func()) loopResult {
 	c.t.Helper()
 	ctx := context.Background()
-	pod := c.start(prefix, ingressNamespace, append([]string{"loop", "-duration", "10m", "-interval", "20ms"}, urls...)...)
+	// -duration only ends a client nobody stops: stop ends it, and the
+	// alerts' phases alone took 10.5 minutes on a warm run (an exec into
+	// a client that had ended at 10 failed the row).
+	pod := c.start(prefix, ingressNamespace, append([]string{"loop", "-duration", "40m", "-interval", "20ms"}, urls...)...)
 	defer func() { _, _ = c.n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", pod, "--wait=false") }()
 	c.waitLog(pod, ingressNamespace, `"ready":true`, 90*time.Second)
 	during()
