@@ -29,7 +29,7 @@ mkdir -p .bin
 # here runs with -count=1, so no test result is taken from the cache.
 export GOFLAGS="-trimpath${GOFLAGS:+ $GOFLAGS}"
 export TIMING="$root/.bin/timing.tsv"
-rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md
+rm -f "$TIMING" .bin/fault-matrix.md .bin/node-report.md .bin/chartcheck.log
 step="$root/hack/step.sh"
 start=$SECONDS
 tools_log="$root/.bin/build-tools.log"
@@ -48,6 +48,12 @@ report() {
   "$step" --report
   [ -n "${busy_pid:-}" ] && kill "$busy_pid" 2>/dev/null
   busy_report
+  # last, where a reader of the output's tail finds them: the messages of
+  # each chart check that failed (its -v log has them far above)
+  if grep -qs -- '--- FAIL:' "$root/.bin/chartcheck.log"; then
+    echo "== the failed chart checks' own lines, again (.bin/chartcheck.log)"
+    "$root/hack/failed-lines.sh" "$root/.bin/chartcheck.log"
+  fi
   echo "make test: $((SECONDS - start)) s in all"
 }
 trap report EXIT

@@ -3,7 +3,7 @@
 // cmd/prometheus into .bin/ and hack/imagebuild makes its image). Debian's
 // prometheus cannot stand in: its build leaves out the Kubernetes service
 // discovery every ServiceMonitor is turned into. The pin is the version
-// the operator's pin (hack/tools/promoperator) defaults to and is tested
+// the operator's pin (hack/tools/kube) defaults to and is tested
 // with (v3.5.0, module v0.305.0); a module of its own so that its
 // dependencies are its own (the operator's pull client-go past the one
 // Prometheus v3.5 builds with: the operator's v0.33 fails it, measured).
