@@ -119,13 +119,21 @@ type alertPhase struct {
 func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim string) {
 	ctx := context.Background()
 	rules := rules(t)
-	ruleFor := map[string]string{}
+	ruleFor, ruleExpr := map[string]string{}, map[string]string{}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
-			ruleFor[r.Alert] = r.For
+			ruleFor[r.Alert], ruleExpr[r.Alert] = r.For, r.Expr
 		}
 	}
 	p := &prometheus{base: startPortForwardNS(t, n, monitoringNamespace, "svc/prometheus-operated", 9090)}
+	// What Prometheus saw of the release's targets and of an alert's
+	// expression, for an alert that did not fire (or did not resolve).
+	explain := func(w alertWant) string {
+		return p.values(t, "up{namespace=\""+nodeNamespace+"\"}",
+			"scrape_duration_seconds{namespace=\""+nodeNamespace+"\"} > 1",
+			"count_over_time(up{namespace=\""+nodeNamespace+"\"}[5m]) - sum_over_time(up{namespace=\""+nodeNamespace+"\"}[5m]) > 0",
+			ruleExpr[w.Name])
+	}
 	active := func() []activeAlert {
 		var out struct {
 			Alerts []activeAlert `json:"alerts"`
@@ -215,7 +223,7 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 		})
 		for _, tm := range times {
 			if !tm.FiredOK {
-				t.Errorf("%s: %s did not fire within %s (active: %v)", cause, tm.Want, within, active())
+				t.Errorf("%s: %s did not fire within %s (active: %v); Prometheus saw:\n%s", cause, tm.Want, within, active(), explain(tm.Want))
 			}
 		}
 		if len(also) > 0 {
@@ -252,7 +260,7 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 			})
 			for _, tm := range times {
 				if slices.Contains(names, tm.Want.Name) && !tm.Gone {
-					t.Errorf("%s: %s still active %s after the cause ended", cause, tm.Want, time.Since(ended).Round(time.Second))
+					t.Errorf("%s: %s still active %s after the cause ended; Prometheus saw:\n%s", cause, tm.Want, time.Since(ended).Round(time.Second), explain(tm.Want))
 				}
 			}
 		}
@@ -310,6 +318,13 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 				// cache tier to the paths it never caches.
 				load = cl.start("load", ingressNamespace, "loop", "-duration", "5m", "-interval", "0s", "-workers", "12",
 					cache+"/api/health", cache+"/api/status")
+			},
+			// Whether Prometheus could scrape the starved edge (its
+			// metrics are rendered on the same starved CPU).
+			Firing: func() {
+				t.Logf("the starved edge, seen by Prometheus while its alert fires:\n%s", p.values(t,
+					"scrape_duration_seconds{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}",
+					"count_over_time(up{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}[5m]) - sum_over_time(up{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}[5m])"))
 			},
 			End: func() {
 				_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", load, "--wait=false")
@@ -404,7 +419,12 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 	// Nothing left active: the release is healthy again for the subtests
 	// that follow.
 	if !waitFor(3*time.Minute, 2*time.Second, func() bool { left = active(); return len(left) == 0 }) {
-		t.Errorf("alerts still active after every cause ended: %v", left)
+		var seen []string
+		for _, a := range left {
+			w := alertWant{Name: a.Labels["alertname"]}
+			seen = append(seen, w.Name+":\n"+explain(w))
+		}
+		t.Errorf("alerts still active after every cause ended: %v; Prometheus saw:\n%s", left, strings.Join(seen, "\n"))
 	}
 
 	var table []alertTimes
@@ -568,4 +588,31 @@ func failurePanels(t *testing.T, p *prometheus, rep *nodeReport) {
 	}
 	t.Logf("dashboard panels about failures, each showing them while the upstreams fail: %s", strings.Join(checked, "; "))
 	rep.add("dashboards: %d panel queries about failures show them while the upstreams fail", len(checked))
+}
+
+// values runs each PromQL query as an instant query and writes its
+// series, a line each ("query: {labels} value"), for a failure's message.
+func (p *prometheus) values(t *testing.T, queries ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range queries {
+		var res struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		}
+		if err := p.api("/api/v1/query", url.Values{"query": {q}}, &res); err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", strings.Join(strings.Fields(q), " "), err)
+			continue
+		}
+		if len(res.Result) == 0 {
+			fmt.Fprintf(&b, "  %s: no series\n", strings.Join(strings.Fields(q), " "))
+		}
+		for _, r := range res.Result {
+			m := pick(r.Metric, "job", "pod", "instance", "namespace", "le")
+			fmt.Fprintf(&b, "  %s: %v %v\n", strings.Join(strings.Fields(q), " "), m, r.Value[1])
+		}
+	}
+	return b.String()
 }
