@@ -2,7 +2,7 @@
 # The lines each failed test wrote, again, from a `go test -v` log: for
 # every failed test with no failed subtest (the test that failed, not the
 # parents that failed with it), the messages it logged, in order (each
-# message's first line and up to 3 of its continuation lines, the last 30
+# message's first line and up to 6 of its continuation lines, the last 40
 # such lines of the test). make test prints them at its very end, after
 # the timing table, because in a -v log a failed subtest's messages sit
 # far above the result lines, under everything the later subtests and the
@@ -23,7 +23,7 @@ for log in "$@"; do
     /^ *--- (PASS|FAIL|SKIP): / { cur = ""; next }
     cur != "" && (cur in failed) {
       if ($0 ~ /^ +[^ ]+\.go:[0-9]+: /) { cont = 0 }
-      else if (++cont > 3) next
+      else if (++cont > 6) next
       lines[cur, ++count[cur]] = $0
     }
     END {
@@ -32,7 +32,7 @@ for log in "$@"; do
         for (u in failed) if (index(u, t "/") == 1) leaf = 0
         if (!leaf) continue
         printf "%s failed (%s), its own lines:\n", t, file
-        from = count[t] > 30 ? count[t] - 29 : 1
+        from = count[t] > 40 ? count[t] - 39 : 1
         if (from > 1) printf "    (%d lines before these)\n", from - 1
         for (i = from; i <= count[t]; i++) print lines[t, i]
         if (count[t] == 0) print "    (it logged nothing of its own)"
