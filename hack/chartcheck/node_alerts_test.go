@@ -141,11 +141,10 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 	p := &prometheus{base: startPortForwardNS(t, n, monitoringNamespace, "svc/prometheus-operated", 9090)}
 	// What Prometheus saw of the release's targets and of an alert's
 	// expression, for an alert that did not fire (or did not resolve).
+	release := `namespace="` + nodeNamespace + `"`
 	explain := func(w alertWant) string {
-		return p.values(t, "up{namespace=\""+nodeNamespace+"\"}",
-			"scrape_duration_seconds{namespace=\""+nodeNamespace+"\"} > 1",
-			"count_over_time(up{namespace=\""+nodeNamespace+"\"}[5m]) - sum_over_time(up{namespace=\""+nodeNamespace+"\"}[5m]) > 0",
-			ruleExpr[w.Name])
+		return p.values("up{"+release+"}", "scrape_duration_seconds{"+release+"} > 1",
+			failedScrapes(release)+" > 0", ruleExpr[w.Name])
 	}
 	active := func() []activeAlert {
 		var out struct {
@@ -335,9 +334,9 @@ func nodeAlerts(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim stri
 			// Whether Prometheus could scrape the starved edge (its
 			// metrics are rendered on the same starved CPU).
 			Firing: func() {
-				t.Logf("the starved edge, seen by Prometheus while its alert fires:\n%s", p.values(t,
-					"scrape_duration_seconds{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}",
-					"count_over_time(up{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}[5m]) - sum_over_time(up{namespace=\""+nodeNamespace+"\",job=\"tokendata-edge\"}[5m])"))
+				edge := release + `,job="tokendata-edge"`
+				t.Logf("the starved edge, seen by Prometheus while its alert fires:\n%s",
+					p.values("scrape_duration_seconds{"+edge+"}", failedScrapes(edge)))
 			},
 			End: func() {
 				_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", load, "--wait=false")
@@ -574,17 +573,13 @@ func failurePanels(t *testing.T, p *prometheus, rep *nodeReport) {
 		checked = append(checked, q.Where)
 		var last string
 		if !waitFor(time.Minute, 2*time.Second, func() bool {
-			var res struct {
-				Result []struct {
-					Value [2]any `json:"value"`
-				} `json:"result"`
-			}
-			if err := p.api("/api/v1/query", url.Values{"query": {q.Expr}}, &res); err != nil {
+			res, err := p.instant(q.Expr)
+			if err != nil {
 				last = err.Error()
 				return false
 			}
-			last = fmt.Sprintf("%d series", len(res.Result))
-			for _, r := range res.Result {
+			last = fmt.Sprintf("%d series", len(res))
+			for _, r := range res {
 				if v, ok := r.Value[1].(string); ok {
 					if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
 						return true
@@ -603,28 +598,43 @@ func failurePanels(t *testing.T, p *prometheus, rep *nodeReport) {
 	rep.add("dashboards: %d panel queries about failures show them while the upstreams fail", len(checked))
 }
 
+// sample is one series of an instant query's answer.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"` // [time, "value"]
+}
+
+// instant runs an instant query.
+func (p *prometheus) instant(query string) ([]sample, error) {
+	var res struct {
+		Result []sample `json:"result"`
+	}
+	err := p.api("/api/v1/query", url.Values{"query": {query}}, &res)
+	return res.Result, err
+}
+
+// failedScrapes is the number of failed scrapes in the last 5 minutes of
+// each target its label matchers select.
+func failedScrapes(matchers string) string {
+	return "count_over_time(up{" + matchers + "}[5m]) - sum_over_time(up{" + matchers + "}[5m])"
+}
+
 // values runs each PromQL query as an instant query and writes its
 // series, a line each ("query: {labels} value"), for a failure's message.
-func (p *prometheus) values(t *testing.T, queries ...string) string {
-	t.Helper()
+func (p *prometheus) values(queries ...string) string {
 	var b strings.Builder
 	for _, q := range queries {
-		var res struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		}
-		if err := p.api("/api/v1/query", url.Values{"query": {q}}, &res); err != nil {
-			fmt.Fprintf(&b, "  %s: %v\n", strings.Join(strings.Fields(q), " "), err)
+		res, err := p.instant(q)
+		q := strings.Join(strings.Fields(q), " ") // on one line
+		if err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", q, err)
 			continue
 		}
-		if len(res.Result) == 0 {
-			fmt.Fprintf(&b, "  %s: no series\n", strings.Join(strings.Fields(q), " "))
+		if len(res) == 0 {
+			fmt.Fprintf(&b, "  %s: no series\n", q)
 		}
-		for _, r := range res.Result {
-			m := pick(r.Metric, "job", "pod", "instance", "namespace", "le")
-			fmt.Fprintf(&b, "  %s: %v %v\n", strings.Join(strings.Fields(q), " "), m, r.Value[1])
+		for _, r := range res {
+			fmt.Fprintf(&b, "  %s: %v %v\n", q, pick(r.Metric, "job", "pod", "instance", "namespace", "le"), r.Value[1])
 		}
 	}
 	return b.String()
