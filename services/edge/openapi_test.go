@@ -1,3 +1,9 @@
+//go:build !allocs
+
+// The allocation run of hack/test.sh (-tags allocs, without -race) leaves
+// this file out: the validator it links is most of the module's cold
+// compile (about 300 s of CPU a build), and no allocation test needs it.
+
 package edge
 
 import (
