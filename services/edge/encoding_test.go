@@ -15,18 +15,11 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/conneg/connegtest"
 	"github.com/tokendata/tokendata/services/edge/view"
 )
 
 const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
-
-func codingName(c answer.Coding) string {
-	if c == answer.CodingIdentity {
-		return "identity"
-	}
-	return answer.CodingNames[c]
-}
 
 // TestCompressOnlyWhereItPays: bodies under minCompressBytes, bodies that
 // do not shrink and non-200 answers have no variant; a body that is the
@@ -64,13 +57,13 @@ func TestCompressOnlyWhereItPays(t *testing.T) {
 	changed.Compress(first)
 	for _, c := range []answer.Coding{answer.CodingGzip, answer.CodingBrotli} {
 		if &again.Variants[c].Body[0] != &first.Variants[c].Body[0] {
-			t.Errorf("%s: the same body was compressed again", codingName(c))
+			t.Errorf("%s: the same body was compressed again", connegtest.Name(c))
 		}
 		if &changed.Variants[c].Body[0] == &first.Variants[c].Body[0] {
-			t.Errorf("%s: a changed body kept the old compressed bytes", codingName(c))
+			t.Errorf("%s: a changed body kept the old compressed bytes", connegtest.Name(c))
 		}
 		if got := decompress(t, c, changed.Variants[c].Body); !bytes.Equal(got, changed.Body) {
-			t.Errorf("%s: the new variant does not decode to the new body", codingName(c))
+			t.Errorf("%s: the new variant does not decode to the new body", connegtest.Name(c))
 		}
 	}
 }
@@ -124,7 +117,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 			t.Fatalf("%s: %d with %d bytes; the matrix needs a body worth compressing", p, ident.StatusCode, len(identBody))
 		}
 		identETag := ident.Header.Get("Etag")
-		for _, tc := range edgetest.NegotiationCases {
+		for _, tc := range connegtest.Cases {
 			name := fmt.Sprintf("%s %q", p, tc.Fields)
 			resp, body := do(http.MethodGet, p, tc.Fields, "")
 			if resp.StatusCode != http.StatusOK {
@@ -185,7 +178,7 @@ func TestNegotiationOverHTTP(t *testing.T) {
 				}
 				otherETag := identETag[:len(identETag)-1] + answer.EtagSuffix[other] + `"`
 				if r, _ := do(http.MethodGet, p, tc.Fields, otherETag); r.StatusCode != http.StatusOK || r.Header.Get("Etag") != wantETag {
-					t.Errorf("%s If-None-Match %s (%s): %d %s, want 200 %s", name, otherETag, codingName(other),
+					t.Errorf("%s If-None-Match %s (%s): %d %s, want 200 %s", name, otherETag, connegtest.Name(other),
 						r.StatusCode, r.Header.Get("Etag"), wantETag)
 				}
 			}
@@ -236,7 +229,7 @@ func TestCompressedSizes(t *testing.T) {
 		if len(r.Body) >= 1536 {
 			for _, c := range []answer.Coding{answer.CodingGzip, answer.CodingBrotli} {
 				if x := r.Variants[c]; x == nil || 2*len(x.Body) > len(r.Body) {
-					t.Errorf("%s: %s does not halve a %d-byte body", rt.Path, codingName(c), len(r.Body))
+					t.Errorf("%s: %s does not halve a %d-byte body", rt.Path, connegtest.Name(c), len(r.Body))
 				}
 			}
 		}
@@ -331,7 +324,7 @@ func decompress(t *testing.T, c answer.Coding, body []byte) []byte {
 	}
 	out, err := io.ReadAll(r)
 	if err != nil {
-		t.Fatalf("%s: %v", codingName(c), err)
+		t.Fatalf("%s: %v", connegtest.Name(c), err)
 	}
 	return out
 }

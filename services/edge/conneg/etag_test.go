@@ -1,4 +1,4 @@
-package serve
+package conneg
 
 import (
 	"strings"
@@ -13,11 +13,11 @@ func FuzzIfNoneMatch(f *testing.F) {
 	}
 	const etag = `"abc"`
 	f.Fuzz(func(t *testing.T, list string) {
-		_ = etagListMatches(list, etag)
-		if !strings.Contains(list, `"`) && !strings.Contains(list, "*") && etagListMatches(list, etag) {
+		_ = ETagListMatches(list, etag)
+		if !strings.Contains(list, `"`) && !strings.Contains(list, "*") && ETagListMatches(list, etag) {
 			t.Fatalf("%q matched without a quoted tag or *", list)
 		}
-		if !etagListMatches(etag+", "+list, etag) {
+		if !ETagListMatches(etag+", "+list, etag) {
 			t.Fatalf("a list starting with the ETag did not match")
 		}
 	})

@@ -1,4 +1,8 @@
-package serve
+// Package conneg reads the request header fields an answer is chosen by:
+// Accept-Encoding (which coding of the body) and If-None-Match (whether
+// the client holds it already). Pure parsers of client bytes, with no
+// dependency on the server, so that their fuzz targets build small.
+package conneg
 
 import (
 	"strings"
@@ -6,7 +10,7 @@ import (
 	"github.com/tokendata/tokendata/services/edge/answer"
 )
 
-// negotiate picks the coding of the answer from the request's
+// Negotiate picks the coding of the answer from the request's
 // Accept-Encoding field lines (RFC 9110 §12.5.3) among those on offer;
 // identity is always on offer. It never fails and never allocates:
 //
@@ -22,7 +26,7 @@ import (
 //     higher weight;
 //   - when nothing on offer is acceptable (identity;q=0 too), identity is
 //     sent all the same: the API answers, it does not refuse (no 406/415).
-func negotiate(fields []string, on answer.Offer) answer.Coding {
+func Negotiate(fields []string, on answer.Offer) answer.Coding {
 	if len(fields) == 0 || on == 1<<answer.CodingIdentity {
 		return answer.CodingIdentity
 	}

@@ -1,4 +1,4 @@
-package serve
+package conneg
 
 import (
 	"regexp"
@@ -7,45 +7,45 @@ import (
 	"testing"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
-	"github.com/tokendata/tokendata/services/edge/edgetest"
+	"github.com/tokendata/tokendata/services/edge/conneg/connegtest"
 )
 
 const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
 
 func TestNegotiate(t *testing.T) {
-	for _, c := range edgetest.NegotiationCases {
-		if got := negotiate(c.Fields, allCodings); got != c.Want {
-			t.Errorf("Accept-Encoding %q: %s, want %s", c.Fields, codingName(got), codingName(c.Want))
+	for _, c := range connegtest.Cases {
+		if got := Negotiate(c.Fields, allCodings); got != c.Want {
+			t.Errorf("Accept-Encoding %q: %s, want %s", c.Fields, connegtest.Name(got), connegtest.Name(c.Want))
 		}
 		// With gzip alone on offer, br is never sent.
 		want := c.Want
 		if want == answer.CodingBrotli {
 			want = negotiateRef(c.Fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip)
 		}
-		if got := negotiate(c.Fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip); got != want {
-			t.Errorf("Accept-Encoding %q, gzip on offer: %s, want %s", c.Fields, codingName(got), codingName(want))
+		if got := Negotiate(c.Fields, 1<<answer.CodingIdentity|1<<answer.CodingGzip); got != want {
+			t.Errorf("Accept-Encoding %q, gzip on offer: %s, want %s", c.Fields, connegtest.Name(got), connegtest.Name(want))
 		}
-		if got := negotiate(c.Fields, 1<<answer.CodingIdentity); got != answer.CodingIdentity {
-			t.Errorf("Accept-Encoding %q, identity only: %s", c.Fields, codingName(got))
+		if got := Negotiate(c.Fields, 1<<answer.CodingIdentity); got != answer.CodingIdentity {
+			t.Errorf("Accept-Encoding %q, identity only: %s", c.Fields, connegtest.Name(got))
 		}
 	}
 }
 
-// TestNegotiateAllocates nothing: it runs on every request of a
+// TestNegotiateAllocatesNothing: it runs on every request of a
 // compressible path.
 func TestNegotiateAllocatesNothing(t *testing.T) {
 	fields := []string{"gzip;q=0.8, deflate, BR;q=0.9, identity;q=0.1, *;q=0"}
-	if n := testing.AllocsPerRun(100, func() { negotiate(fields, allCodings) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { Negotiate(fields, allCodings) }); n != 0 {
 		t.Fatalf("negotiate: %v allocations", n)
 	}
 }
 
-// FuzzAcceptEncoding checks negotiate against negotiateRef, a second
+// FuzzAcceptEncoding checks Negotiate against negotiateRef, a second
 // implementation written differently (regular expressions over split
 // elements), on arbitrary field lines: the same choice, never a coding
 // that is not on offer, and never one the field does not accept.
 func FuzzAcceptEncoding(f *testing.F) {
-	for _, c := range edgetest.NegotiationCases {
+	for _, c := range connegtest.Cases {
 		f.Add(strings.Join(c.Fields, "\n"), uint8(allCodings))
 	}
 	f.Add("br;q=0.001, gzip;q=0.0009", uint8(allCodings))
@@ -56,12 +56,12 @@ func FuzzAcceptEncoding(f *testing.F) {
 		if field != "" {
 			fields = strings.Split(field, "\n")
 		}
-		got := negotiate(fields, o)
+		got := Negotiate(fields, o)
 		if !o.Has(got) {
-			t.Fatalf("%q: %s is not on offer (%03b)", fields, codingName(got), o)
+			t.Fatalf("%q: %s is not on offer (%03b)", fields, connegtest.Name(got), o)
 		}
 		if want := negotiateRef(fields, o); got != want {
-			t.Fatalf("%q on offer %03b: %s, the reference says %s", fields, o, codingName(got), codingName(want))
+			t.Fatalf("%q on offer %03b: %s, the reference says %s", fields, o, connegtest.Name(got), connegtest.Name(want))
 		}
 	})
 }
@@ -122,11 +122,4 @@ func negotiateRef(fields []string, o answer.Offer) answer.Coding {
 		return answer.CodingIdentity
 	}
 	return best
-}
-
-func codingName(c answer.Coding) string {
-	if c == answer.CodingIdentity {
-		return "identity"
-	}
-	return answer.CodingNames[c]
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tokendata/tokendata/services/edge/answer"
+	"github.com/tokendata/tokendata/services/edge/conneg"
 )
 
 // writeResponse sends r in the coding the request's Accept-Encoding picks among
@@ -13,7 +14,7 @@ import (
 func writeResponse(r *answer.Answer, w http.ResponseWriter, req *http.Request) int {
 	body, hdr, etag := r.Body, r.Headers, r.ETag
 	if r.Codings > 1<<answer.CodingIdentity {
-		if v := r.Variants[negotiate(req.Header["Accept-Encoding"], r.Codings)]; v != nil {
+		if v := r.Variants[conneg.Negotiate(req.Header["Accept-Encoding"], r.Codings)]; v != nil {
 			body, hdr, etag = v.Body, v.Headers, v.ETag
 		}
 	}
@@ -45,7 +46,7 @@ func writeResponse(r *answer.Answer, w http.ResponseWriter, req *http.Request) i
 func notModified(req *http.Request, etag string, lastModified time.Time) bool {
 	if inm, ok := req.Header["If-None-Match"]; ok {
 		for _, v := range inm {
-			if etagListMatches(v, etag) {
+			if conneg.ETagListMatches(v, etag) {
 				return true
 			}
 		}
@@ -54,41 +55,6 @@ func notModified(req *http.Request, etag string, lastModified time.Time) bool {
 	if ims := req.Header.Get("If-Modified-Since"); ims != "" && !lastModified.IsZero() {
 		t, err := http.ParseTime(ims)
 		return err == nil && !lastModified.After(t)
-	}
-	return false
-}
-
-// etagListMatches reports whether the If-None-Match field value list
-// matches etag, comparing opaque tags weakly (W/ ignored).
-func etagListMatches(list, etag string) bool {
-	for len(list) > 0 {
-		// skip separators
-		for len(list) > 0 && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
-			list = list[1:]
-		}
-		if list == "" {
-			return false
-		}
-		if list[0] == '*' {
-			return true
-		}
-		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
-			list = list[2:]
-		}
-		if list == "" || list[0] != '"' {
-			return false // malformed: not a match
-		}
-		end := 1
-		for end < len(list) && list[end] != '"' {
-			end++
-		}
-		if end == len(list) {
-			return false // unterminated
-		}
-		if list[:end+1] == etag {
-			return true
-		}
-		list = list[end+1:]
 	}
 	return false
 }

@@ -130,7 +130,8 @@ func TestTestKitOnlyInTests(t *testing.T) {
 // TestEdgeRenderingImportsNoServerNorStore: the edge's rendering (the
 // view, its charts and the answers it renders, and the stream of changes
 // made of them) is a function of the documents, the status records, the
-// history, the token and the clock.
+// history, the token and the clock; which answer a request gets
+// (services/edge/conneg) is a function of its header fields.
 // None of this project's packages it links imports net/http, and it
 // links neither Gin nor the store nor a Redis client at all: the web
 // layer and the reading of Redis are rooms of their own. (A library may
@@ -138,7 +139,7 @@ func TestTestKitOnlyInTests(t *testing.T) {
 func TestEdgeRenderingImportsNoServerNorStore(t *testing.T) {
 	root := repoRoot(t)
 	edge := mod + "services/edge"
-	rooms := []string{edge + "/view", edge + "/view/chart", edge + "/view/crosscheck", edge + "/answer", edge + "/events"}
+	rooms := []string{edge + "/view", edge + "/view/chart", edge + "/view/crosscheck", edge + "/answer", edge + "/events", edge + "/conneg"}
 	linked := []string{"github.com/gin-gonic/gin", mod + "shared/store", "github.com/redis/go-redis/v9", mod + "services/edge/serve", mod + "services/edge/mirror"}
 	for _, room := range rooms {
 		lines := goList(t, root, "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, room)

@@ -1,18 +1,20 @@
-package edgetest
+// Package connegtest holds the Accept-Encoding cases that the negotiation
+// tests of services/edge/conneg and of the edge over HTTP share.
+package connegtest
 
 import "github.com/tokendata/tokendata/services/edge/answer"
 
-// NegotiationCase is an Accept-Encoding field list and the coding the
+// Case is an Accept-Encoding field list and the coding the
 // edge must pick for it.
-type NegotiationCase struct {
+type Case struct {
 	Fields []string // nil: no field
 	Want   answer.Coding
 }
 
-// NegotiationCases are Accept-Encoding field lines and the coding the
+// Cases are Accept-Encoding field lines and the coding the
 // edge must pick when it has gzip and br (the negotiation tests of
-// services/edge/serve and of the edge over HTTP).
-var NegotiationCases = []NegotiationCase{
+// services/edge/conneg and of the edge over HTTP).
+var Cases = []Case{
 	{nil, answer.CodingIdentity},
 	{[]string{""}, answer.CodingIdentity},
 	{[]string{"gzip"}, answer.CodingGzip},
@@ -59,4 +61,13 @@ var NegotiationCases = []NegotiationCase{
 	{[]string{"gzip;"}, answer.CodingIdentity},
 	{[]string{"gzip", "br;q=x"}, answer.CodingIdentity},
 	{[]string{"gzïp, br"}, answer.CodingIdentity},
+}
+
+// Name is a coding's name in test messages: its Content-Encoding token, or
+// identity.
+func Name(c answer.Coding) string {
+	if c == answer.CodingIdentity {
+		return "identity"
+	}
+	return answer.CodingNames[c]
 }
