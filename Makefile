@@ -79,7 +79,7 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, sync the workspace, then tidy again (sync can raise versions)
-	@for m in $(MODULES) hack/tools hack/tools/kind hack/tools/kube hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/kind hack/tools/kube hack/tools/prometheus hack/tools/metricsserver hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 	@for m in $(MODULES) hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 

@@ -2,14 +2,15 @@
 # Builds the local cluster's pinned Go tools into .bin/ (make cluster-up runs
 # this): CoreDNS (hack/tools/kube/coredns), kube-router and the Prometheus
 # Operator with its config reloader, all in the Kubernetes commands' module
-# (hack/tools/kube), whose libraries they share, and the Prometheus the
-# operator runs (hack/tools/prometheus),
+# (hack/tools/kube), whose libraries they share, metrics-server
+# (hack/tools/metricsserver) and the Prometheus the operator runs
+# (hack/tools/prometheus), each in a module of its own,
 # unless they are there already from the same pin: .bin/<tool>.version
 # records the version and go.sum each was built from, so a changed pin (or a
 # missing binary) rebuilds and nothing else does; a pin built once on this
 # machine is taken from its tool cache (hack/toolcache.sh). Static (CGO_ENABLED=0):
-# CoreDNS, the operator's two programs and Prometheus run in containers of
-# their own images (hack/imagebuild).
+# CoreDNS, the operator's two programs, metrics-server and Prometheus run in
+# containers of their own images (hack/imagebuild).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=hack/toolcache.sh
@@ -94,4 +95,5 @@ build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/operator prometheus-operator
 build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
+build metricsserver sigs.k8s.io/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server metrics-server
 PLUGINS=kubernetes build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus

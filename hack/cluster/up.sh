@@ -6,7 +6,8 @@
 # (bridge, host-local, portmap: Debian's containernetworking-plugins) for
 # the pods; CoreDNS (built from its module) as a pod; the Prometheus
 # Operator and the Prometheus it runs (each built from its module) in the
-# namespace monitoring (monitoring.yaml); kube-router's
+# namespace monitoring (monitoring.yaml); metrics-server (built from its
+# module) serving the resource metrics API (metrics-server.yaml); kube-router's
 # firewall enforcing NetworkPolicies; a registry (Debian's docker-registry)
 # that containerd reads docker.io, ghcr.io, gcr.io, quay.io and
 # registry.k8s.io through, holding the stand-ins of the images it cannot pull
@@ -149,6 +150,23 @@ EOF
   cp "$CLUSTER_DIR/admin.kubeconfig" "$KUBECONFIG_FILE"
 fi
 
+# The aggregation layer's own CA and the client certificate the API server
+# presents to the API servers it proxies to (metrics-server's
+# metrics.k8s.io): a CA apart from the cluster's, so that no client
+# certificate of the cluster's CA can pass for the proxy.
+if [ ! -f "$pki/front-proxy-client.crt" ]; then
+  (
+    cd "$pki"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout front-proxy-ca.key -out front-proxy-ca.crt -days 3650 \
+      -subj "/CN=tokendata-local-front-proxy-ca" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout front-proxy-client.key -out front-proxy-client.csr \
+      -subj "/CN=front-proxy-client" 2>/dev/null
+    openssl x509 -req -in front-proxy-client.csr -CA front-proxy-ca.crt -CAkey front-proxy-ca.key -CAcreateserial \
+      -out front-proxy-client.crt -days 3650 -extfile <(echo "extendedKeyUsage=clientAuth") 2>/dev/null
+    rm -f front-proxy-client.csr
+  )
+fi
+
 # --- The registry, and containerd reading the upstream registries through it.
 cat >"$CLUSTER_DIR/registry.yml" <<EOF
 version: 0.1
@@ -246,6 +264,10 @@ start_node_process kube-apiserver "$bin/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
   --kubelet-preferred-address-types=InternalIP \
+  --requestheader-client-ca-file="$pki/front-proxy-ca.crt" --requestheader-allowed-names=front-proxy-client \
+  --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+  --requestheader-extra-headers-prefix=X-Remote-Extra- \
+  --proxy-client-cert-file="$pki/front-proxy-client.crt" --proxy-client-key-file="$pki/front-proxy-client.key" \
   --profiling=false
 wait_for kube-apiserver 120 kubectl_node get --raw /readyz
 log "control plane store and API ready ($((SECONDS - start_all))s)"
@@ -336,6 +358,7 @@ po_version="$(cd "$root/hack/tools/kube" && GOWORK=off go list -m -f '{{.Version
 # flags by it), from its module's: v0.305.0 is Prometheus v3.5.0.
 prometheus_module="$(cd "$root/hack/tools/prometheus" && GOWORK=off go list -m -f '{{.Version}}' github.com/prometheus/prometheus)"
 prometheus_version="$(echo "$prometheus_module" | awk -F. '{ minor = $2 + 0; if (minor >= 300) printf "v3.%d.%s", minor - 300, $3; else printf "v2.%d.%s", minor, $3 }')"
+ms_version="$(cd "$root/hack/tools/metricsserver" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)"
 {
   "$bin/imagebuild" standin -registry "$REGISTRY" -insecure \
     "static=$runtime_image" "pause=$PAUSE_IMAGE" \
@@ -348,6 +371,8 @@ prometheus_version="$(echo "$prometheus_module" | awk -F. '{ minor = $2 + 0; if 
     -at /bin/prometheus-config-reloader -port 8080/tcp "quay.io/prometheus-operator/prometheus-config-reloader:$po_version"
   "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/prometheus" -at /bin/prometheus \
     -port 9090/tcp "quay.io/prometheus/prometheus:$prometheus_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/metrics-server" -at /metrics-server \
+    -port 10250/tcp "registry.k8s.io/metrics-server/metrics-server:$ms_version"
 } >"$CLUSTER_DIR/images.tmp"
 mv "$CLUSTER_DIR/images.tmp" "$CLUSTER_DIR/images"
 digest_of() { awk -v n="$1" '$1 == n { sub(/.*@/, "", $2); print $2 }' "$CLUSTER_DIR/images"; }
@@ -387,6 +412,12 @@ sed -e "s|@OPERATOR@|$(image_of "quay.io/prometheus-operator/prometheus-operator
   kubectl_node apply --server-side --force-conflicts -f - >/dev/null
 kubectl_node -n monitoring rollout status deployment/kube-prometheus-stack-operator --timeout=120s >/dev/null
 log "monitoring: prometheus-operator $po_version, prometheus $prometheus_version ($((SECONDS - start_all))s)"
+# --- The resource metrics API (kubectl top, the HorizontalPodAutoscalers):
+# metrics-server, built from its pinned module. It comes up on its own;
+# the node test waits for its figures before it needs them.
+sed -e "s|@IMAGE@|$(image_of "registry.k8s.io/metrics-server/metrics-server:$ms_version")|g" \
+  "$root/hack/cluster/metrics-server.yaml" | kubectl_node apply --server-side --force-conflicts -f - >/dev/null
+log "metrics-server $ms_version applied ($((SECONDS - start_all))s)"
 # Every process of the node still runs (one that exited at start says so
 # in its log).
 for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
