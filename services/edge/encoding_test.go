@@ -19,8 +19,6 @@ import (
 	"github.com/tokendata/tokendata/services/edge/view"
 )
 
-const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
-
 // TestCompressOnlyWhereItPays: bodies under minCompressBytes, bodies that
 // do not shrink and non-200 answers have no variant; a body that is the
 // same as the previous render's keeps its compressed bytes (compressed
@@ -48,7 +46,7 @@ func TestCompressOnlyWhereItPays(t *testing.T) {
 	body := bytes.Repeat([]byte(`{"a":1},`), 64)
 	first := answer.NewOK(answer.ContentJSON, "public", body, info)
 	first.Compress(nil)
-	if first.Codings != allCodings {
+	if first.Codings != connegtest.AllCodings {
 		t.Fatalf("a compressible body has variants %03b", first.Codings)
 	}
 	again := answer.NewOK(answer.ContentJSON, "public", bytes.Clone(body), info)

@@ -10,11 +10,9 @@ import (
 	"github.com/tokendata/tokendata/services/edge/conneg/connegtest"
 )
 
-const allCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
-
 func TestNegotiate(t *testing.T) {
 	for _, c := range connegtest.Cases {
-		if got := Negotiate(c.Fields, allCodings); got != c.Want {
+		if got := Negotiate(c.Fields, connegtest.AllCodings); got != c.Want {
 			t.Errorf("Accept-Encoding %q: %s, want %s", c.Fields, connegtest.Name(got), connegtest.Name(c.Want))
 		}
 		// With gzip alone on offer, br is never sent.
@@ -35,7 +33,7 @@ func TestNegotiate(t *testing.T) {
 // compressible path.
 func TestNegotiateAllocatesNothing(t *testing.T) {
 	fields := []string{"gzip;q=0.8, deflate, BR;q=0.9, identity;q=0.1, *;q=0"}
-	if n := testing.AllocsPerRun(100, func() { Negotiate(fields, allCodings) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { Negotiate(fields, connegtest.AllCodings) }); n != 0 {
 		t.Fatalf("negotiate: %v allocations", n)
 	}
 }
@@ -46,12 +44,12 @@ func TestNegotiateAllocatesNothing(t *testing.T) {
 // that is not on offer, and never one the field does not accept.
 func FuzzAcceptEncoding(f *testing.F) {
 	for _, c := range connegtest.Cases {
-		f.Add(strings.Join(c.Fields, "\n"), uint8(allCodings))
+		f.Add(strings.Join(c.Fields, "\n"), uint8(connegtest.AllCodings))
 	}
-	f.Add("br;q=0.001, gzip;q=0.0009", uint8(allCodings))
-	f.Add("*;q=0.3, br;q=0.2, identity;q=0.3", uint8(allCodings))
+	f.Add("br;q=0.001, gzip;q=0.0009", uint8(connegtest.AllCodings))
+	f.Add("*;q=0.3, br;q=0.2, identity;q=0.3", uint8(connegtest.AllCodings))
 	f.Fuzz(func(t *testing.T, field string, on uint8) {
-		o := answer.Offer(on)&allCodings | 1<<answer.CodingIdentity
+		o := answer.Offer(on)&connegtest.AllCodings | 1<<answer.CodingIdentity
 		var fields []string
 		if field != "" {
 			fields = strings.Split(field, "\n")

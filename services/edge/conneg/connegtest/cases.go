@@ -4,6 +4,10 @@ package connegtest
 
 import "github.com/tokendata/tokendata/services/edge/answer"
 
+// AllCodings is the offer of an answer the edge holds in every coding:
+// identity, gzip and br, the offer Cases are picked from.
+const AllCodings = answer.Offer(1<<answer.CodingIdentity | 1<<answer.CodingGzip | 1<<answer.CodingBrotli)
+
 // Case is an Accept-Encoding field list and the coding the
 // edge must pick for it.
 type Case struct {
