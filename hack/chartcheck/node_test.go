@@ -80,7 +80,9 @@ func commitOf(t *testing.T) string {
 // the policies with the chart's alerts loaded and its dashboards answered
 // (node_monitoring_test.go), each alert fired by its cause and resolved
 // (node_alerts_test.go), metrics-server's figures for the release's pods
-// (node_metrics_test.go), the NetworkPolicies holding, helm uninstall
+// (node_metrics_test.go), the edge's HorizontalPodAutoscaler scaling out
+// under load and back on those figures (node_hpa_test.go), the
+// NetworkPolicies holding, helm uninstall
 // leaving nothing, and,
 // when this test brought the cluster up, cluster-down leaving the host as
 // it found it.
@@ -448,6 +450,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	t.Run("monitoring", func(t *testing.T) { nodeMonitoring(t, n, rep, cl.with(t)) })
 	t.Run("alerts fire by their causes", func(t *testing.T) { nodeAlerts(t, n, rep, cl.with(t), sim) })
 	t.Run("metrics-server answers kubectl top", func(t *testing.T) { nodeMetrics(t, n, rep) })
+	t.Run("the HPA scales the edge out and back", func(t *testing.T) { nodeHPA(t, n, rep, cl.with(t), paths, cache) })
 
 	t.Run("network policies", func(t *testing.T) {
 		cl := cl.with(t)
