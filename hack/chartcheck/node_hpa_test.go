@@ -27,7 +27,7 @@ import (
 // request (the most of four readings) the idle figure can grow by 40 %
 // during the row and the edge still comes back; the load must drive one
 // edge over 77 % (the HPA's 10 % tolerance above the target), about 3.1
-// times the idle figure, to go out. Measured: loaded at 5.5 to 7.3 times
+// times the idle figure, to go out. Measured: loaded at 5.5 to 7.5 times
 // the idle figure, alone and late in a full run, so that four is about
 // as far from the one bound as from the other; the row reports both
 // figures.
