@@ -17,20 +17,16 @@ import (
 // time.
 //
 // The request is set from the edge's measured idle figure, hpaIdleShare
-// times it, not fixed. An edge of this test renders its answers on every
-// collector write, every few seconds with the test's values, and that
-// cost grows with the history the run has written: 20m a pod early in
-// the run, 34m to 55m after the alerts' phases. Each replica pays it, load or
-// not, so N replicas come back to N-1 only when each idles under
-// 70 % × (N-1)/N of its request, 35 % from two: a fixed 100m held
-// early in the run and stuck at two replicas late in it. At 25 % of the
-// request (the most of four readings) the idle figure can grow by 40 %
-// during the row and the edge still comes back; the load must drive one
-// edge over 77 % (the HPA's 10 % tolerance above the target), about 3.1
-// times the idle figure, to go out. Measured: loaded at 5.5 to 7.5 times
-// the idle figure, alone and late in a full run, so that four is about
-// as far from the one bound as from the other; the row reports both
-// figures.
+// times it, not fixed. Every replica pays that figure, load or not (it
+// renders on every collector write), and it grows through the run, so
+// N replicas come back to N-1 only when each idles under
+// 70 % × (N-1)/N of its request, 35 % from two: a fixed request held
+// early in a run and stuck at two replicas late in it. At 4 × the edge
+// idles at 25 % of its request, and the load must drive one edge over
+// 77 % (the HPA's 10 % tolerance above the target), 3.1 × the idle
+// figure, to go out. The figures measured on both sides, and why:
+// docs/scaling.md ("Every replica pays the idle figure"); the row
+// reports both.
 const (
 	hpaMax             = 3
 	hpaScaleDownWindow = 30
@@ -105,7 +101,7 @@ func nodeHPA(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, paths []str
 		if !waitFor(4*time.Minute, time.Second, func() bool {
 			wanted, _ := strconv.Atoi(get(deployment, "{.spec.replicas}"))
 			most = max(most, wanted)
-			if out, err := n.Kubectl(ctx, "-n", nodeNamespace, "top", "pods", "-l", "app.kubernetes.io/component=edge", "--no-headers"); err == nil {
+			if out, err := topEdge(n); err == nil {
 				if ms := topMillicores(out); len(ms) > 0 {
 					loaded = max(loaded, slices.Max(ms))
 				}
@@ -149,13 +145,19 @@ func edgeTop(t *testing.T, n *Node) int {
 	var ms []int
 	if !waitFor(3*time.Minute, 2*time.Second, func() bool {
 		var err error
-		out, err = n.Kubectl(context.Background(), "-n", nodeNamespace, "top", "pods", "-l", "app.kubernetes.io/component=edge", "--no-headers")
+		out, err = topEdge(n)
 		ms = topMillicores(out)
 		return err == nil && len(ms) > 0
 	}) {
 		t.Fatalf("kubectl top pods gave no CPU figure for the edge within 3 minutes:\n%s", out)
 	}
 	return slices.Max(ms)
+}
+
+// topEdge is kubectl top pods for the release's edge pods, one line a
+// pod: NAME <n>m <n>Mi.
+func topEdge(n *Node) (string, error) {
+	return n.Kubectl(context.Background(), "-n", nodeNamespace, "top", "pods", "-l", "app.kubernetes.io/component=edge", "--no-headers")
 }
 
 // topMillicores reads the CPU column of kubectl top pods --no-headers

@@ -16,7 +16,7 @@ func nodeMetrics(t *testing.T, n *Node, rep *nodeReport) {
 	start := time.Now()
 	var top string
 	if !waitFor(3*time.Minute, 2*time.Second, func() bool {
-		out, err := n.Kubectl(ctx, "-n", nodeNamespace, "top", "pods", "-l", "app.kubernetes.io/component=edge", "--no-headers")
+		out, err := topEdge(n)
 		top = strings.TrimSpace(out)
 		return err == nil && top != ""
 	}) {
