@@ -4,7 +4,8 @@
 # Operator with its config reloader, all in the Kubernetes commands' module
 # (hack/tools/kube), whose libraries they share, metrics-server
 # (hack/tools/metricsserver) and the Prometheus the operator runs
-# (hack/tools/prometheus), each in a module of its own,
+# (hack/tools/prometheus), each in a module of its own, and Traefik
+# (hack/tools/traefik, built from a copy of its own module),
 # unless they are there already from the same pin: .bin/<tool>.version
 # records the version and go.sum each was built from, so a changed pin (or a
 # missing binary) rebuilds and nothing else does; a pin built once on this
@@ -44,7 +45,9 @@ build() { # build <tool dir> <module> <package> <binary>
     fi
     echo "building $4 $version into .bin/"
     start=$SECONDS
-    if [ -n "${PLUGINS:-}" ]; then
+    if [ -n "${BUILDER:-}" ]; then
+      "$BUILDER" "$mod" "$module" "$pkg" "$out"
+    elif [ -n "${PLUGINS:-}" ]; then
       build_plugins "$mod" "$module" "$pkg" "$out"
     else
       (cd "$mod" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out" "$pkg")
@@ -89,6 +92,57 @@ build_plugins() {
   rm -rf "$tmp"
 }
 
+# build_traefik <tool dir> <module> <package> <out>: Traefik, whose go.mod
+# has replace directives (a wrapper's build would ignore them) and names two
+# modules the Go module proxy does not serve, built as the main module of a
+# copy of its own module with three changes (hack/tools/traefik/go.mod,
+# docs/decisions.md): its go-http-auth fork at the version the proxy
+# serves; lego v5, its ACME client, copied with the registry of DNS
+# providers written with none (each imports a cloud's SDK the proxy does not
+# serve; the DNS-01 challenge goes, HTTP-01 and TLS-ALPN-01 stay); and the
+# nested module dynamic/ext, absent from the zip, from hack/tools/traefik/ext.
+# Every other version is Traefik's own (-mod=mod adds the fork's go.sum
+# lines in the copy, checked against the checksum database).
+build_traefik() {
+  local mod="$1" module="$2" pkg="$3" out="$4" version src lego lego_version tmp
+  version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' "$module")"
+  src="$(cd "$mod" && GOWORK=off go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  lego_version="$(cd "$src" && GOWORK=off GOFLAGS=-mod=mod go mod edit -json | awk '/"Path": "github.com\/go-acme\/lego\/v5"/ { getline; gsub(/[",]/, "", $2); print $2 }')"
+  [ -n "$lego_version" ] || { echo "no lego v5 in $module's go.mod" >&2; return 1; }
+  lego="$(GOWORK=off GOFLAGS=-mod=mod go mod download -json "github.com/go-acme/lego/v5@$lego_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  tmp="$(mktemp -d)"
+  cp -r "$src" "$tmp/traefik"
+  cp -r "$lego" "$tmp/lego"
+  chmod -R u+w "$tmp"
+  cp -r "$mod/ext" "$tmp/traefik/pkg/config/dynamic/ext"
+  cat >"$tmp/lego/providers/dns/zz_gen_dns_providers.go" <<'GO'
+// Written by hack/build-node-tools.sh: lego's registry of DNS providers,
+// with none (each imports a cloud SDK the Go module proxy does not serve).
+
+package dns
+
+import (
+	"fmt"
+
+	"github.com/go-acme/lego/v5/challenge"
+)
+
+// NewDNSChallengeProviderByName knows no DNS provider in this build.
+func NewDNSChallengeProviderByName(name string) (challenge.Provider, error) {
+	return nil, fmt.Errorf("unrecognized DNS provider: %s (this build of Traefik has none)", name)
+}
+GO
+  (cd "$tmp/traefik" && GOWORK=off go mod edit \
+    -replace github.com/abbot/go-http-auth=github.com/containous/go-http-auth@v0.4.1-0.20200324110947-a37a7636d23e \
+    -replace github.com/go-acme/lego/v5=../lego)
+  if ! (cd "$tmp/traefik" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$version" -o "$out" "$pkg"); then
+    rm -rf "$tmp"
+    return 1
+  fi
+  rm -rf "$tmp"
+}
+
 build kube github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/kube/coredns coredns
 build kube github.com/cloudnativelabs/kube-router/v2 github.com/cloudnativelabs/kube-router/v2/cmd/kube-router kube-router
 build kube github.com/prometheus-operator/prometheus-operator \
@@ -96,4 +150,5 @@ build kube github.com/prometheus-operator/prometheus-operator \
 build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
 build metricsserver sigs.k8s.io/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server metrics-server
+BUILDER=build_traefik build traefik github.com/traefik/traefik/v3 ./cmd/traefik traefik
 PLUGINS=kubernetes build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus

@@ -6,7 +6,9 @@
 # (bridge, host-local, portmap: Debian's containernetworking-plugins) for
 # the pods; CoreDNS (built from its module) as a pod; the Prometheus
 # Operator and the Prometheus it runs (each built from its module) in the
-# namespace monitoring (monitoring.yaml); metrics-server (built from its
+# namespace monitoring (monitoring.yaml); Traefik, the Ingress controller
+# and Gateway API implementation, in the namespace traefik (traefik.yaml,
+# after Gateway API's CRDs); metrics-server (built from its
 # module) serving the resource metrics API (metrics-server.yaml); kube-router's
 # firewall enforcing NetworkPolicies; a registry (Debian's docker-registry)
 # that containerd reads docker.io, ghcr.io, gcr.io, quay.io and
@@ -315,7 +317,10 @@ oomScoreAdj: 0
 EOF
 start_node_process kubelet "$bin/kubelet" --config="$CLUSTER_DIR/kubelet.yaml" \
   --kubeconfig="$CLUSTER_DIR/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP"
-cat >"$CLUSTER_DIR/kube-proxy.yaml" <<EOF
+# Written aside and moved in only when it changed: kube-proxy watches its
+# configuration file and exits on any write to it, even of the same
+# content, which killed it on a second cluster-up (2026-12-01).
+cat >"$CLUSTER_DIR/kube-proxy.yaml.new" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $CLUSTER_DIR/admin.kubeconfig}
@@ -329,6 +334,11 @@ healthzBindAddress: 127.0.0.1:10256
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 oomScoreAdj: 0
 EOF
+if cmp -s "$CLUSTER_DIR/kube-proxy.yaml.new" "$CLUSTER_DIR/kube-proxy.yaml"; then
+  rm "$CLUSTER_DIR/kube-proxy.yaml.new"
+else
+  mv "$CLUSTER_DIR/kube-proxy.yaml.new" "$CLUSTER_DIR/kube-proxy.yaml"
+fi
 start_node_process kube-proxy "$bin/kube-proxy" --config="$CLUSTER_DIR/kube-proxy.yaml"
 wait_for "node $NODE_NAME Ready" 120 kubectl_node wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
 log "node Ready ($((SECONDS - start_all))s)"
@@ -359,6 +369,7 @@ po_version="$(cd "$root/hack/tools/kube" && GOWORK=off go list -m -f '{{.Version
 prometheus_module="$(cd "$root/hack/tools/prometheus" && GOWORK=off go list -m -f '{{.Version}}' github.com/prometheus/prometheus)"
 prometheus_version="$(echo "$prometheus_module" | awk -F. '{ minor = $2 + 0; if (minor >= 300) printf "v3.%d.%s", minor - 300, $3; else printf "v2.%d.%s", minor, $3 }')"
 ms_version="$(cd "$root/hack/tools/metricsserver" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)"
+traefik_version="$(cd "$root/hack/tools/traefik" && GOWORK=off go list -m -f '{{.Version}}' github.com/traefik/traefik/v3)"
 {
   "$bin/imagebuild" standin -registry "$REGISTRY" -insecure \
     "static=$runtime_image" "pause=$PAUSE_IMAGE" \
@@ -373,6 +384,8 @@ ms_version="$(cd "$root/hack/tools/metricsserver" && GOWORK=off go list -m -f '{
     -port 9090/tcp "quay.io/prometheus/prometheus:$prometheus_version"
   "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/metrics-server" -at /metrics-server \
     -port 10250/tcp "registry.k8s.io/metrics-server/metrics-server:$ms_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/traefik" -at /traefik \
+    -port 8000/tcp -port 8443/tcp "docker.io/library/traefik:$traefik_version"
 } >"$CLUSTER_DIR/images.tmp"
 mv "$CLUSTER_DIR/images.tmp" "$CLUSTER_DIR/images"
 digest_of() { awk -v n="$1" '$1 == n { sub(/.*@/, "", $2); print $2 }' "$CLUSTER_DIR/images"; }
@@ -418,6 +431,23 @@ log "monitoring: prometheus-operator $po_version, prometheus $prometheus_version
 sed -e "s|@IMAGE@|$(image_of "registry.k8s.io/metrics-server/metrics-server:$ms_version")|g" \
   "$root/hack/cluster/metrics-server.yaml" | kubectl_node apply --server-side --force-conflicts -f - >/dev/null
 log "metrics-server $ms_version applied ($((SECONDS - start_all))s)"
+# --- The Ingress controller and Gateway API implementation: Gateway API's
+# standard CRDs (from the pinned sigs.k8s.io/gateway-api module), then
+# Traefik (traefik.yaml), built from its pinned module. It comes up on its
+# own; the node test waits for it.
+gw_module=sigs.k8s.io/gateway-api
+gw_version="$(cd "$root/hack/tools/traefik" && GOWORK=off go list -m -f '{{.Version}}' "$gw_module")"
+gw_dir="$(cd "$root/hack/tools/traefik" && GOWORK=off go mod download -json "$gw_module" |
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+gw_crds=("$gw_dir"/config/crd/standard/gateway.networking.k8s.io_*.yaml)
+[ -e "${gw_crds[0]}" ] || die "no Gateway API CRDs under $gw_dir/config/crd/standard"
+kubectl_node apply --server-side --force-conflicts "${gw_crds[@]/#/-f=}" >/dev/null
+wait_for "Gateway API's CRDs Established" 60 kubectl_node wait --for=condition=Established --timeout=2s \
+  crd/gatewayclasses.gateway.networking.k8s.io crd/gateways.gateway.networking.k8s.io \
+  crd/httproutes.gateway.networking.k8s.io crd/referencegrants.gateway.networking.k8s.io
+sed -e "s|@IMAGE@|$(image_of "docker.io/library/traefik:$traefik_version")|g" "$root/hack/cluster/traefik.yaml" |
+  kubectl_node apply --server-side --force-conflicts -f - >/dev/null
+log "Gateway API $gw_version, traefik $traefik_version applied ($((SECONDS - start_all))s)"
 # Every process of the node still runs (one that exited at start says so
 # in its log).
 for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
