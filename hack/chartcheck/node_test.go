@@ -25,9 +25,11 @@ import (
 const (
 	nodeRelease   = "e2e"
 	nodeNamespace = "tokendata-e2e"
-	// The Ingress controller's namespace of values-dev.yaml's
-	// networkPolicy.publicFrom: the public's traffic comes from there.
-	ingressNamespace = "ingress-nginx"
+	// The Ingress controller's namespace (make cluster-up runs Traefik
+	// there: hack/cluster/traefik.yaml), the node test's
+	// networkPolicy.publicFrom: the public's traffic comes from there, and
+	// the test's clients that stand for the controller run there.
+	ingressNamespace = traefikNamespace
 	otherNamespace   = "outsider"
 )
 
@@ -149,9 +151,12 @@ func TestNode(t *testing.T) {
 
 	imgs := buildNodeImages(t, n)
 	netcheck := pushNetcheck(t, n)
-	for _, ns := range []string{nodeNamespace, ingressNamespace, otherNamespace} {
+	for _, ns := range []string{nodeNamespace, otherNamespace} {
 		_, _ = n.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=true", "--timeout=120s")
 	}
+	// The controller's namespace is the cluster's: only the clients an
+	// earlier run may have left there go.
+	_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pods", "-l", "app.kubernetes.io/name=netcheck", "--wait=false")
 	if err := n.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
@@ -163,18 +168,19 @@ metadata:
 apiVersion: v1
 kind: Namespace
 metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
-`, nodeNamespace, ingressNamespace, otherNamespace)); err != nil {
+`, nodeNamespace, otherNamespace)); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		for _, ns := range []string{ingressNamespace, otherNamespace, nodeNamespace} {
+		for _, ns := range []string{otherNamespace, nodeNamespace} {
 			_, _ = n.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
 		}
+		_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pods", "-l", "app.kubernetes.io/name=netcheck", "--wait=false")
 	}()
+	// The certificate the controller presents for the release's hosts, from
+	// the test's own CA, and the controller's Gateway.
+	pki := newTestPKI(t)
+	setupIngress(t, n, pki)
 
 	values := filepath.Join(t.TempDir(), "images.yaml")
 	var vb strings.Builder
@@ -191,7 +197,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 		fmt.Fprintf(&vb, "%s: {image: {repository: %q, digest: %q}%s}\n", key, repo, digest, extra)
 	}
-	vb.WriteString("ingress: {enabled: false}\n")
+	vb.WriteString(ingressValues)
 	vb.WriteString(nodeMonitoringValues(t))
 	vb.WriteString(alertTimingValues)
 	if err := os.WriteFile(values, []byte(vb.String()), 0o600); err != nil {
@@ -219,9 +225,10 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	edge := fmt.Sprintf("http://%s-tokendata-edge.%s.svc:8080", nodeRelease, nodeNamespace)
 	sim := startPortForward(t, n, "svc/"+nodeRelease+"-tokendata-simulator", 8899)
 
+	var supply string // the simulator's, after the paths row's burn
 	t.Run("paths", func(t *testing.T) {
 		cl := cl.with(t)
-		supply := burn(t, sim, 1_000_000)
+		supply = burn(t, sim, 1_000_000)
 		decimals := 6
 		// The burn reaches the API through the supply collector's
 		// subscription, then the cache tier's freshness window.
@@ -237,9 +244,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 			t.Fatalf("/api/supply through the cache tier never showed the burned supply %s: %+v", supply, got)
 		}
 		var urls []string
-		for _, p := range []string{"total-supply", "circulating-supply", "max-supply", "supply", "coingecko-supply",
-			"price", "holders", "token-metadata", "health", "exchanges", "market", "market-data", "status",
-			"market-pairs", "history/price/24h", "openapi.json", "keys"} {
+		for _, p := range nodeAPIPaths {
 			urls = append(urls, cache+"/api/"+p)
 		}
 		got = cl.get("paths", ingressNamespace, urls...)
@@ -256,6 +261,8 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 			}
 		}
 	})
+
+	nodeIngress(t, n, rep, cl, sim, pki, supply)
 
 	// The holders collector follows the count live by default
 	// (HOLDERS_LIVE auto): its socket to the node's PubSub goes through
@@ -450,7 +457,11 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	t.Run("monitoring", func(t *testing.T) { nodeMonitoring(t, n, rep, cl.with(t)) })
 	t.Run("alerts fire by their causes", func(t *testing.T) { nodeAlerts(t, n, rep, cl.with(t), sim) })
 	t.Run("metrics-server answers kubectl top", func(t *testing.T) { nodeMetrics(t, n, rep) })
-	t.Run("the HPA scales the edge out and back", func(t *testing.T) { nodeHPA(t, n, rep, cl.with(t), paths, cache) })
+	t.Run("the HPA scales the edge out and back", func(t *testing.T) {
+		public := "https://" + publicHost
+		nodeHPA(t, n, rep, cl.with(t).through(otherNamespace, traefikVia(pki)...), public,
+			public+"/api/total-supply", public+"/api/price", public+"/api/market-data", "https://"+gatewayHost+"/api/health", public+"/api/status")
+	})
 
 	t.Run("network policies", func(t *testing.T) {
 		cl := cl.with(t)
@@ -509,6 +520,10 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	t.Run("uninstall leaves nothing", func(t *testing.T) {
 		if out, err := n.Helm(ctx, "uninstall", nodeRelease, "-n", nodeNamespace, "--wait", "--timeout", "3m"); err != nil {
 			t.Fatalf("helm uninstall: %v\n%s", err, out)
+		}
+		// The certificate's Secret is the test's, not the release's.
+		if _, err := n.Kubectl(ctx, "-n", nodeNamespace, "delete", "secret", tlsSecret, "--ignore-not-found"); err != nil {
+			t.Error(err)
 		}
 		// Pods end after their drain (the edge's DRAIN_DELAY, the cache
 		// tier's preStop): nothing may be left once they have.
@@ -591,6 +606,30 @@ type nodeClient struct {
 	t     *testing.T
 	n     *Node
 	image string
+	// Where loopDuring's client runs (default ingressNamespace) and the
+	// flags get and loopDuring add (netcheck's -connect and -ca).
+	loopNS string
+	extra  []string
+}
+
+// startLoop starts a netcheck loop with args (flags, then URLs) where
+// loopDuring's run, with through's flags, and returns the pod and its
+// namespace.
+func (c *nodeClient) startLoop(prefix string, args ...string) (pod, ns string) {
+	c.t.Helper()
+	ns = c.loopNS
+	if ns == "" {
+		ns = ingressNamespace
+	}
+	return c.start(prefix, ns, append(append([]string{"loop"}, c.extra...), args...)...), ns
+}
+
+// through is a copy whose loops run in ns and whose get and loop add args.
+func (c *nodeClient) through(ns string, args ...string) *nodeClient {
+	cp := *c
+	cp.loopNS = ns
+	cp.extra = args
+	return &cp
 }
 
 func (c *nodeClient) with(t *testing.T) *nodeClient {
@@ -667,13 +706,14 @@ type getResult struct {
 	Status int    `json:"status"`
 	Body   string `json:"body"`
 	Error  string `json:"error"`
+	Cert   string `json:"cert"` // over TLS: the SHA-256 of the certificate presented
 }
 
 // get fetches urls once each from a pod in ns (waiting first for the
 // first URL to answer: a new pod is let in once its rules are programmed).
 func (c *nodeClient) get(prefix, ns string, urls ...string) map[string]getResult {
 	c.t.Helper()
-	pod := c.start(prefix, ns, append([]string{"get", "-wait", "60s"}, urls...)...)
+	pod := c.start(prefix, ns, append(append([]string{"get", "-wait", "60s"}, c.extra...), urls...)...)
 	logs := c.wait(pod, ns, 2*time.Minute)
 	out := map[string]getResult{}
 	sc := bufio.NewScanner(strings.NewReader(logs))
@@ -694,7 +734,7 @@ type loopResult struct {
 }
 
 // loopDuring runs a client looping over urls from the Ingress
-// controller's namespace, runs during once it is under way, then stops
+// controller's namespace (or through's), runs during once it is under way, then stops
 // the client (netcheck stop, through kubectl exec) and returns what it
 // counted: every request from before during began to after it ended.
 func (c *nodeClient) loopDuring(prefix string, urls []string, during func()) loopResult {
@@ -703,13 +743,13 @@ func (c *nodeClient) loopDuring(prefix string, urls []string, during func()) loo
 	// -duration only ends a client nobody stops: stop ends it, and the
 	// alerts' phases alone took 10.5 minutes on a warm run (an exec into
 	// a client that had ended at 10 failed the row).
-	pod := c.start(prefix, ingressNamespace, append([]string{"loop", "-duration", "40m", "-interval", "20ms"}, urls...)...)
-	defer func() { _, _ = c.n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pod", pod, "--wait=false") }()
-	c.waitLog(pod, ingressNamespace, `"ready":true`, 90*time.Second)
+	pod, ns := c.startLoop(prefix, append([]string{"-duration", "40m", "-interval", "20ms"}, urls...)...)
+	defer func() { _, _ = c.n.Kubectl(ctx, "-n", ns, "delete", "pod", pod, "--wait=false") }()
+	c.waitLog(pod, ns, `"ready":true`, 90*time.Second)
 	during()
-	out, err := c.n.Kubectl(ctx, "-n", ingressNamespace, "exec", pod, "--", "/netcheck", "stop")
+	out, err := c.n.Kubectl(ctx, "-n", ns, "exec", pod, "--", "/netcheck", "stop")
 	if err != nil {
-		logs, _ := c.n.Kubectl(ctx, "-n", ingressNamespace, "logs", pod)
+		logs, _ := c.n.Kubectl(ctx, "-n", ns, "logs", pod)
 		c.t.Fatalf("netcheck stop: %v\n%s", err, logs)
 	}
 	var res loopResult

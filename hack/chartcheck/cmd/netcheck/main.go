@@ -6,26 +6,40 @@
 // the test reads with kubectl logs.
 //
 //	netcheck get [-timeout 5s] [-wait 0] URL...
-//	    one GET each: {"url","status","body"} or {"url","error"}; with
+//	    one GET each: {"url","status","body"} or {"url","error"}, and
+//	    over TLS "cert", the SHA-256 of the certificate presented; with
 //	    -wait, the first URL is tried again until it answers, for at most
 //	    that long (a new pod's traffic is refused until the NetworkPolicy
 //	    controller has programmed its rules)
-//	netcheck loop -duration 60s [-interval 20ms] [-wait 60s] URL...
+//	netcheck loop -duration 60s [-interval 20ms] [-wait 60s] [-workers 1] [-keepalive] URL...
 //	    waits (-wait) for the first URL to answer 200 and prints
 //	    {"ready":true}, then GETs in turn on a new connection each (a
-//	    listener that closes refuses the next one), until the duration
+//	    listener that closes refuses the next one; with -keepalive, on
+//	    connections kept as a browser keeps them), until the duration
 //	    ends or `netcheck stop` (kubectl exec) asks it to:
 //	    {"sent","failed","errors":[first 20]} last
 //	netcheck stop
 //	    ends the loop of this pod and prints its summary
 //	netcheck events -duration 30s [-wait 60s] -until TEXT URL
 //	    reads a server-sent event stream (connecting again until it
-//	    answers, at most -wait): {"event","id","data"} per event, until an
+//	    answers, at most -wait): {"event","id","data","at"} per event (at:
+//	    when it was read, RFC 3339), until an
 //	    event's data holds TEXT
+//
+// Every command but stop also takes -ca PEM (the only CA an https URL's
+// certificate may chain to; without it, the system's) and -connect
+// HOST:PORT (every connection goes there, whatever the URL's host, which
+// stays the TLS server name and the Host header): a client of an Ingress
+// controller's Service asking for the public host name.
 package main
 
 import (
 	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -63,26 +77,78 @@ func main() {
 	}
 }
 
-func client(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+// dialing holds the flags every command but stop takes: where to connect
+// and which CA to trust.
+type dialing struct {
+	ca      string
+	connect string
+	// keepAlive: connections are kept for the next request (up to conns
+	// idle at once), as a browser's are; without it each request opens
+	// its own.
+	keepAlive bool
+	conns     int
 }
 
-func fetch(c *http.Client, url string) (int, string, error) {
+func (d *dialing) flags(fs *flag.FlagSet) {
+	fs.StringVar(&d.ca, "ca", "", "PEM of the only CA an https URL's certificate may chain to")
+	fs.StringVar(&d.connect, "connect", "", "HOST:PORT every connection goes to (the URL's host stays the TLS name)")
+}
+
+// client makes a client on a new connection per request (a listener that
+// closes refuses the next one) unless keepAlive, with a timeout per
+// request (0: none).
+func (d *dialing) client(timeout time.Duration) (*http.Client, error) {
+	tr := &http.Transport{DisableKeepAlives: !d.keepAlive, MaxIdleConnsPerHost: max(d.conns, 2)}
+	if d.ca != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(d.ca)) {
+			return nil, fmt.Errorf("-ca: no PEM certificate")
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if d.connect != "" {
+		to := d.connect
+		var dl net.Dialer
+		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dl.DialContext(ctx, network, to)
+		}
+	}
+	return &http.Client{Timeout: timeout, Transport: tr}, nil
+}
+
+func client(timeout time.Duration) *http.Client {
+	c, _ := (&dialing{}).client(timeout)
+	return c
+}
+
+type answer struct {
+	status int
+	body   string
+	cert   string // over TLS: the SHA-256 of the leaf certificate, hex
+}
+
+func fetch(c *http.Client, url string) (answer, error) {
 	resp, err := c.Get(url)
 	if err != nil {
-		return 0, "", err
+		return answer{}, err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	a := answer{status: resp.StatusCode}
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		sum := sha256.Sum256(resp.TLS.PeerCertificates[0].Raw)
+		a.cert = hex.EncodeToString(sum[:])
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, string(b), err
+	a.body = string(b)
+	return a, err
 }
 
 // waitAnswer tries url until it answers (200 if ok200), at most d.
 func waitAnswer(c *http.Client, url string, d time.Duration, ok200 bool) bool {
 	end := time.Now().Add(d)
 	for {
-		status, _, err := fetch(c, url)
-		if err == nil && (!ok200 || status == http.StatusOK) {
+		a, err := fetch(c, url)
+		if err == nil && (!ok200 || a.status == http.StatusOK) {
 			return true
 		}
 		if time.Now().After(end) {
@@ -96,18 +162,27 @@ func get(out *json.Encoder, args []string) error {
 	fs := flag.NewFlagSet("get", flag.ExitOnError)
 	timeout := fs.Duration("timeout", 5*time.Second, "per request")
 	wait := fs.Duration("wait", 0, "retry the first URL until it answers, at most this long")
+	var d dialing
+	d.flags(fs)
 	_ = fs.Parse(args)
-	c := client(*timeout)
+	c, err := d.client(*timeout)
+	if err != nil {
+		return err
+	}
 	if *wait > 0 && fs.NArg() > 0 {
 		waitAnswer(c, fs.Arg(0), *wait, false)
 	}
 	for _, u := range fs.Args() {
-		status, body, err := fetch(c, u)
+		a, err := fetch(c, u)
 		if err != nil {
 			_ = out.Encode(map[string]any{"url": u, "error": err.Error()})
 			continue
 		}
-		_ = out.Encode(map[string]any{"url": u, "status": status, "body": body})
+		line := map[string]any{"url": u, "status": a.status, "body": a.body}
+		if a.cert != "" {
+			line["cert"] = a.cert
+		}
+		_ = out.Encode(line)
 	}
 	return nil
 }
@@ -122,14 +197,21 @@ func loop(out *json.Encoder, args []string) error {
 	timeout := fs.Duration("timeout", 5*time.Second, "per request")
 	wait := fs.Duration("wait", time.Minute, "how long the first URL may take to answer 200")
 	workers := fs.Int("workers", 1, "requests in flight at once: each worker loops over the URLs")
+	var d dialing
+	d.flags(fs)
+	fs.BoolVar(&d.keepAlive, "keepalive", false, "keep connections for the next requests (default: a new one each)")
 	_ = fs.Parse(args)
+	d.conns = *workers
 	if fs.NArg() == 0 {
 		return fmt.Errorf("loop: no URL")
 	}
 	if *workers < 1 {
 		return fmt.Errorf("loop: -workers %d: at least 1", *workers)
 	}
-	c := client(*timeout)
+	c, err := d.client(*timeout)
+	if err != nil {
+		return err
+	}
 	if !waitAnswer(c, fs.Arg(0), *wait, true) {
 		return fmt.Errorf("loop: %s did not answer 200 within %s", fs.Arg(0), *wait)
 	}
@@ -176,7 +258,8 @@ func loop(out *json.Encoder, args []string) error {
 				default:
 				}
 				u := fs.Arg(i % fs.NArg())
-				status, _, err := fetch(c, u)
+				a, err := fetch(c, u)
+				status := a.status
 				mu.Lock()
 				sent++
 				if err != nil || status != http.StatusOK {
@@ -211,14 +294,14 @@ func loop(out *json.Encoder, args []string) error {
 
 // stop ends the loop running in this pod and prints its summary.
 func stop() error {
-	status, body, err := fetch(client(10*time.Second), "http://"+control+"/stop")
+	a, err := fetch(client(10*time.Second), "http://"+control+"/stop")
 	if err != nil {
 		return err
 	}
-	if status != http.StatusOK {
-		return fmt.Errorf("stop: status %d", status)
+	if a.status != http.StatusOK {
+		return fmt.Errorf("stop: status %d", a.status)
 	}
-	fmt.Println(body)
+	fmt.Println(a.body)
 	return nil
 }
 
@@ -227,14 +310,20 @@ func events(out *json.Encoder, args []string) error {
 	duration := fs.Duration("duration", 30*time.Second, "how long to read")
 	wait := fs.Duration("wait", time.Minute, "how long the stream may take to answer")
 	until := fs.String("until", "", "stop at the first event whose data holds this")
+	var d dialing
+	d.flags(fs)
 	_ = fs.Parse(args)
 	if fs.NArg() != 1 || *until == "" {
 		return fmt.Errorf("events: -until TEXT and one URL")
 	}
+	c, err := d.client(*duration)
+	if err != nil {
+		return err
+	}
 	var resp *http.Response
 	end := time.Now().Add(*wait)
 	for {
-		r, err := (&http.Client{Timeout: *duration}).Get(fs.Arg(0))
+		r, err := c.Get(fs.Arg(0))
 		if err == nil && r.StatusCode == http.StatusOK {
 			resp = r
 			break
@@ -257,6 +346,7 @@ func events(out *json.Encoder, args []string) error {
 		line := sc.Text()
 		if line == "" {
 			if len(ev) > 0 {
+				ev["at"] = time.Now().UTC().Format(time.RFC3339Nano)
 				_ = out.Encode(ev)
 				if strings.Contains(ev["data"], *until) {
 					return nil
