@@ -31,6 +31,10 @@ build() { # build <tool dir> <module> <package> <binary>
   local version want
   version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' "$module")"
   want="$version $(sha256sum "$mod/go.sum" | cut -c1-16)${PLUGINS:+ plugins: $PLUGINS}"
+  # A builder of its own (its changes to the module) is part of the pin.
+  if [ -n "${BUILDER:-}" ]; then
+    want="$want builder: $({ declare -f "$BUILDER"; cat "$mod"/*/go.mod; } | sha256sum | cut -c1-16)"
+  fi
   if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
@@ -104,18 +108,23 @@ build_plugins() {
 # Every other version is Traefik's own (-mod=mod adds the fork's go.sum
 # lines in the copy, checked against the checksum database).
 build_traefik() {
-  local mod="$1" module="$2" pkg="$3" out="$4" version src lego lego_version tmp
+  local mod="$1" module="$2" pkg="$3" out="$4" version src lego lego_version
   version="$(cd "$mod" && GOWORK=off go list -m -f '{{.Version}}' "$module")"
   src="$(cd "$mod" && GOWORK=off go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  lego_version="$(cd "$src" && GOWORK=off GOFLAGS=-mod=mod go mod edit -json | awk '/"Path": "github.com\/go-acme\/lego\/v5"/ { getline; gsub(/[",]/, "", $2); print $2 }')"
+  lego_version="$(awk '$1 == "github.com/go-acme/lego/v5" { print $2; exit }' "$src/go.mod")"
   [ -n "$lego_version" ] || { echo "no lego v5 in $module's go.mod" >&2; return 1; }
-  lego="$(GOWORK=off GOFLAGS=-mod=mod go mod download -json "github.com/go-acme/lego/v5@$lego_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  tmp="$(mktemp -d)"
-  cp -r "$src" "$tmp/traefik"
-  cp -r "$lego" "$tmp/lego"
-  chmod -R u+w "$tmp"
-  cp -r "$mod/ext" "$tmp/traefik/pkg/config/dynamic/ext"
-  cat >"$tmp/lego/providers/dns/zz_gen_dns_providers.go" <<'GO'
+  # From / (no go.mod there): the download is of that version alone.
+  lego="$(cd / && GOWORK=off go mod download -json "github.com/go-acme/lego/v5@$lego_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  # build runs this in a subshell of its own: the copy goes with it,
+  # whatever ends it.
+  traefik_tmp="$(mktemp -d)"
+  trap 'rm -rf "$traefik_tmp"' EXIT
+  cp -r "$src" "$traefik_tmp/traefik"
+  cp -r "$lego" "$traefik_tmp/lego"
+  chmod -R u+w "$traefik_tmp"
+  mkdir -p "$traefik_tmp/traefik/pkg/config/dynamic/ext"
+  cp -r "$mod/ext/." "$traefik_tmp/traefik/pkg/config/dynamic/ext"
+  cat >"$traefik_tmp/lego/providers/dns/zz_gen_dns_providers.go" <<'GO'
 // Written by hack/build-node-tools.sh: lego's registry of DNS providers,
 // with none (each imports a cloud SDK the Go module proxy does not serve).
 
@@ -132,15 +141,11 @@ func NewDNSChallengeProviderByName(name string) (challenge.Provider, error) {
 	return nil, fmt.Errorf("unrecognized DNS provider: %s (this build of Traefik has none)", name)
 }
 GO
-  (cd "$tmp/traefik" && GOWORK=off go mod edit \
+  (cd "$traefik_tmp/traefik" && GOWORK=off go mod edit \
     -replace github.com/abbot/go-http-auth=github.com/containous/go-http-auth@v0.4.1-0.20200324110947-a37a7636d23e \
     -replace github.com/go-acme/lego/v5=../lego)
-  if ! (cd "$tmp/traefik" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$version" -o "$out" "$pkg"); then
-    rm -rf "$tmp"
-    return 1
-  fi
-  rm -rf "$tmp"
+  (cd "$traefik_tmp/traefik" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$version" -o "$out" "$pkg")
 }
 
 build kube github.com/coredns/coredns github.com/tokendata/tokendata/hack/tools/kube/coredns coredns

@@ -101,6 +101,7 @@ func nodeHPA(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, base string
 		// one run without them).
 		load, ns := cl.startLoop("load", "-duration", "6m", "-interval", "0s", "-workers", "12", "-keepalive",
 			base+"/api/health", base+"/api/status")
+		defer func() { _, _ = n.Kubectl(ctx, "-n", ns, "delete", "pod", load, "--wait=false", "--ignore-not-found") }()
 		cl.waitLog(load, ns, `"ready":true`, 90*time.Second)
 		began := time.Now()
 		if !waitFor(4*time.Minute, time.Second, func() bool {

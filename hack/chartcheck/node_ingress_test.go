@@ -37,9 +37,9 @@ const (
 	gatewayName      = "public"             // the controller's Gateway, in its namespace
 	tlsSecret        = "api-tls"            // the Ingress's certificate, in the release's namespace
 	gatewaySecret    = "gateway-tls"        // the Gateway listener's, in the controller's
-	// streamAge: how long the event stream through Traefik is held open
-	// before a burn is read from it, past the 60 s read timeout Traefik's
-	// entry points have by default (hack/cluster/traefik.yaml).
+	// streamAge: how long the event streams through Traefik are held open
+	// before a burn is read from them, past the 60 s read timeout
+	// Traefik's entry points keep by default (hack/cluster/traefik.yaml).
 	streamAge = 75 * time.Second
 )
 
@@ -76,11 +76,18 @@ var nodeAPIPaths = []string{"total-supply", "circulating-supply", "max-supply", 
 	"price", "holders", "token-metadata", "health", "exchanges", "market", "market-data", "status",
 	"market-pairs", "history/price/24h", "openapi.json", "keys"}
 
-// testPKI is the test's own CA and the certificate it issued for both
-// public host names.
+// testPKI is the test's own CA and a certificate it issued for each
+// public host name, each in the Secret of its route: a route that
+// presented another's (Traefik keeps one store of certificates) fails the
+// client's check of the name, and the test's check of which one it was.
 type testPKI struct {
-	caPEM, certPEM, keyPEM []byte
-	leafSHA                string // the SHA-256 of the certificate, hex, as netcheck reports it
+	caPEM  []byte
+	leaves map[string]testLeaf // by host name
+}
+
+type testLeaf struct {
+	certPEM, keyPEM []byte
+	sha             string // the SHA-256 of the certificate, hex, as netcheck reports it
 }
 
 func newTestPKI(t *testing.T) *testPKI {
@@ -103,34 +110,38 @@ func newTestPKI(t *testing.T) *testPKI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	p := &testPKI{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), leaves: map[string]testLeaf{}}
+	for i, host := range []string{publicHost, gatewayHost} {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(int64(2 + i)), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(der)
+		p.leaves[host] = testLeaf{
+			certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+			sha:     hex.EncodeToString(sum[:]),
+		}
 	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: publicHost},
-		DNSNames:  []string{publicHost, gatewayHost},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(leafDER)
-	return &testPKI{
-		caPEM:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		leafSHA: hex.EncodeToString(sum[:]),
-	}
+	return p
 }
 
-func (p *testPKI) secret(name, ns string) string {
+// secret is the kubernetes.io/tls Secret name in ns of host's certificate.
+func (p *testPKI) secret(host, name, ns string) string {
+	l := p.leaves[host]
 	return fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: %s, namespace: %s}
@@ -138,7 +149,7 @@ type: kubernetes.io/tls
 data:
   tls.crt: %s
   tls.key: %s
-`, name, ns, base64.StdEncoding.EncodeToString(p.certPEM), base64.StdEncoding.EncodeToString(p.keyPEM))
+`, name, ns, base64.StdEncoding.EncodeToString(l.certPEM), base64.StdEncoding.EncodeToString(l.keyPEM))
 }
 
 // setupIngress waits for the controller, gives the release's namespace its
@@ -150,7 +161,10 @@ func setupIngress(t *testing.T, n *Node, pki *testPKI) {
 	if _, err := n.Kubectl(ctx, "-n", traefikNamespace, "rollout", "status", "deployment/traefik", "--timeout=180s"); err != nil {
 		t.Fatalf("Traefik not available: %v\n%s", err, podStates(ctx, n))
 	}
-	if err := n.Apply(ctx, pki.secret(tlsSecret, nodeNamespace)+"---\n"+pki.secret(gatewaySecret, traefikNamespace)+fmt.Sprintf(`---
+	t.Cleanup(func() {
+		_, _ = n.Kubectl(ctx, "-n", traefikNamespace, "delete", "gateway/"+gatewayName, "secret/"+gatewaySecret, "--ignore-not-found", "--wait=false")
+	})
+	if err := n.Apply(ctx, pki.secret(publicHost, tlsSecret, nodeNamespace)+"---\n"+pki.secret(gatewayHost, gatewaySecret, traefikNamespace)+fmt.Sprintf(`---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: %s, namespace: %s}
@@ -169,9 +183,6 @@ spec:
 `, gatewayName, traefikNamespace, gatewayHost, gatewaySecret)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_, _ = n.Kubectl(ctx, "-n", traefikNamespace, "delete", "gateway/"+gatewayName, "secret/"+gatewaySecret, "--ignore-not-found", "--wait=false")
-	})
 }
 
 // nodeIngress: the release through Traefik over HTTPS, by its Ingress and
@@ -182,6 +193,10 @@ spec:
 // through it.
 func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim string, pki *testPKI, supply string) {
 	ctx := context.Background()
+	if supply == "" {
+		t.Error("the paths row gave no supply: the rows through Traefik are not run")
+		return
+	}
 	via := traefikVia(pki)
 	// A stream by each route, opened first and read from last, past
 	// streamAge.
@@ -189,7 +204,7 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 	streams := map[string]string{}
 	for _, h := range hosts {
 		streams[h] = cl.with(t).start("events-tls", otherNamespace,
-			append(append([]string{"events", "-duration", "10m", "-until", "never-in-a-body"}, via...), "https://"+h+"/api/events")...)
+			append(append([]string{"events", "-duration", "10m", "-wait", "3m", "-until", "never-in-a-body"}, via...), "https://"+h+"/api/events")...)
 	}
 	defer func() {
 		for _, pod := range streams {
@@ -218,8 +233,8 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 				t.Errorf("%s: %d %s%.200s", u, r.Status, r.Error, r.Body)
 				continue
 			}
-			if r.Cert != pki.leafSHA {
-				t.Errorf("%s: the certificate presented (SHA-256 %s) is not the one issued for %s (%s)", u, r.Cert, host, pki.leafSHA)
+			if want := pki.leaves[host].sha; r.Cert != want {
+				t.Errorf("%s: the certificate presented (SHA-256 %s) is not the one issued for %s (%s)", u, r.Cert, host, want)
 			}
 		}
 		for _, p := range []string{"total-supply", "circulating-supply"} {
@@ -244,8 +259,10 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 			out, _ := n.Kubectl(ctx, "-n", nodeNamespace, "get", "httproute", route, "-o", "yaml")
 			t.Fatalf("the HTTPRoute was not accepted by the Gateway %s/%s:\n%s", traefikNamespace, gatewayName, out)
 		}
+		start := time.Now()
 		check(t, gatewayHost)
-		rep.add("every /api/ path over HTTPS through Traefik's Gateway %s/%s (HTTPRoute, hostname %s): 200 with the simulator's supply", traefikNamespace, gatewayName, gatewayHost)
+		rep.add("every /api/ path over HTTPS through Traefik's Gateway %s/%s (HTTPRoute, hostname %s, its own certificate): 200 with the simulator's supply (%s)",
+			traefikNamespace, gatewayName, gatewayHost, time.Since(start).Round(100*time.Millisecond))
 	})
 	t.Run("events through Traefik", func(t *testing.T) {
 		c := cl.with(t)
@@ -305,8 +322,9 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 			}
 			if _, err := n.Kubectl(ctx, "-n", traefikNamespace, "wait", "--for=delete", "pod/"+old[0], "--timeout=90s"); err != nil && !strings.Contains(err.Error(), "NotFound") {
 				t.Errorf("the deleted Traefik pod did not end: %v", err)
+			} else {
+				gone = time.Since(deleted)
 			}
-			gone = time.Since(deleted)
 			if _, err := n.Kubectl(ctx, "-n", traefikNamespace, "rollout", "status", "deployment/traefik", "--timeout=90s"); err != nil {
 				t.Error(err)
 			}
