@@ -73,13 +73,13 @@ kube: ## Build the pinned kube-apiserver and kubectl into .bin/ (cached: rebuilt
 lint: $(BIN)/golangci-lint ## gofmt, go vet and golangci-lint over every module
 	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && go vet ./... && $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
-	@bad=$$(gofmt -l hack/bench hack/imagebuild hack/chartcheck); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	@for m in hack/bench hack/imagebuild hack/chartcheck; do (cd $$m && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
+	@bad=$$(gofmt -l hack/bench hack/imagebuild hack/chartcheck hack/tools/certmanager); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	@for m in hack/bench hack/imagebuild hack/chartcheck hack/tools/certmanager; do (cd $$m && GOWORK=off go vet ./... && GOWORK=off $(BIN)/golangci-lint run --allow-parallel-runners --config $(CURDIR)/hack/golangci.yml ./...) || exit 1; done
 	@echo "lint: clean"
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, sync the workspace, then tidy again (sync can raise versions)
-	@for m in $(MODULES) hack/tools hack/tools/kind hack/tools/kube hack/tools/prometheus hack/tools/metricsserver hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(MODULES) hack/tools hack/tools/kind hack/tools/kube hack/tools/prometheus hack/tools/metricsserver hack/tools/certmanager hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 	go work sync
 	@for m in $(MODULES) hack/chartcheck hack/bench; do (cd $$m && GOWORK=off go mod tidy); done
 

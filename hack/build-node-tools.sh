@@ -4,13 +4,16 @@
 # Operator with its config reloader, all in the Kubernetes commands' module
 # (hack/tools/kube), whose libraries they share, metrics-server
 # (hack/tools/metricsserver) and the Prometheus the operator runs
-# (hack/tools/prometheus), each in a module of its own, and Traefik
+# (hack/tools/prometheus), each in a module of its own, cert-manager's
+# controller (hack/tools/certmanager: this project's command on its
+# library, the module of its own command not being served) and Traefik
 # (hack/tools/traefik, built from a copy of its own module),
 # unless they are there already from the same pin: .bin/<tool>.version
 # records the version and go.sum each was built from, so a changed pin (or a
 # missing binary) rebuilds and nothing else does; a pin built once on this
 # machine is taken from its tool cache (hack/toolcache.sh). Static (CGO_ENABLED=0):
-# CoreDNS, the operator's two programs, metrics-server and Prometheus run in
+# CoreDNS, the operator's two programs, metrics-server, cert-manager, Traefik
+# and Prometheus run in
 # containers of their own images (hack/imagebuild).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -155,5 +158,6 @@ build kube github.com/prometheus-operator/prometheus-operator \
 build kube github.com/prometheus-operator/prometheus-operator \
   github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader prometheus-config-reloader
 build metricsserver sigs.k8s.io/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server metrics-server
+build certmanager github.com/cert-manager/cert-manager github.com/tokendata/tokendata/hack/tools/certmanager cert-manager
 BUILDER=build_traefik build traefik github.com/traefik/traefik/v3 ./cmd/traefik traefik
 PLUGINS=kubernetes build prometheus github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus

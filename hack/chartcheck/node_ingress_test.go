@@ -2,18 +2,13 @@ package chartcheck
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,9 +19,9 @@ import (
 // The operator's path in front of the chart: Traefik, the Ingress
 // controller and Gateway API implementation make cluster-up runs
 // (hack/cluster/traefik.yaml), routes the release's Ingress and its
-// HTTPRoute over HTTPS to the cache tier, with a certificate from the
-// test's own CA (cert-manager's programs do not build here:
-// docs/decisions.md). The test's clients ask for the public host names
+// HTTPRoute over HTTPS to the cache tier, with the certificates
+// cert-manager issues from the annotations the chart README documents
+// (on the Ingress; on the Gateway, which is the operator's). The test's clients ask for the public host names
 // and connect to Traefik's Service, from a namespace the chart's
 // NetworkPolicies refuse: only the controller lets them in.
 const (
@@ -37,6 +32,10 @@ const (
 	gatewayName      = "public"             // the controller's Gateway, in its namespace
 	tlsSecret        = "api-tls"            // the Ingress's certificate, in the release's namespace
 	gatewaySecret    = "gateway-tls"        // the Gateway listener's, in the controller's
+	// cert-manager, which cluster-up runs (hack/cluster/cert-manager.yaml),
+	// and its ClusterIssuer of the local cluster's CA.
+	certManagerNamespace = "cert-manager"
+	clusterIssuer        = "tokendata-test-ca"
 	// streamAge: how long the event streams through Traefik are held open
 	// before a burn is read from them, past the 60 s read timeout
 	// Traefik's entry points keep by default (hack/cluster/traefik.yaml).
@@ -44,8 +43,8 @@ const (
 )
 
 // ingressValues: the chart installed behind Traefik as its README tells
-// an operator to (the router annotations Traefik reads, TLS from a
-// Secret, the HTTPRoute attached to the controller's Gateway, and the
+// an operator to (the router annotations Traefik reads, TLS in a Secret
+// cert-manager issues from the Ingress's annotation, the HTTPRoute attached to the controller's Gateway, and the
 // public let in from the controller's namespace alone).
 const ingressValues = `ingress:
   enabled: true
@@ -53,6 +52,7 @@ const ingressValues = `ingress:
   annotations:
     traefik.ingress.kubernetes.io/router.entrypoints: websecure
     traefik.ingress.kubernetes.io/router.tls: "true"
+    cert-manager.io/cluster-issuer: ` + clusterIssuer + `
   hosts:
     - host: ` + publicHost + `
       paths:
@@ -76,98 +76,100 @@ var nodeAPIPaths = []string{"total-supply", "circulating-supply", "max-supply", 
 	"price", "holders", "token-metadata", "health", "exchanges", "market", "market-data", "status",
 	"market-pairs", "history/price/24h", "openapi.json", "keys"}
 
-// testPKI is the test's own CA and a certificate it issued for each
-// public host name, each in the Secret of its route: a route that
-// presented another's (Traefik keeps one store of certificates) fails the
-// client's check of the name, and the test's check of which one it was.
-type testPKI struct {
-	caPEM  []byte
-	leaves map[string]testLeaf // by host name
+// issuedTLS: what cert-manager issued for the public host names, each
+// certificate in its route's Secret, and the CA that signed them (the
+// ClusterIssuer tokendata-test-ca of hack/cluster/cert-manager.yaml),
+// which the test's clients trust alone. A route that presented another's
+// certificate (Traefik keeps one store of them) fails the client's check
+// of the name, and the test's check of which one it was.
+type issuedTLS struct {
+	caPEM string
+	sha   map[string]string // by host: the certificate's SHA-256, hex, as netcheck reports it
 }
 
-type testLeaf struct {
-	certPEM, keyPEM []byte
-	sha             string // the SHA-256 of the certificate, hex, as netcheck reports it
-}
-
-func newTestPKI(t *testing.T) *testPKI {
-	t.Helper()
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tokendata node test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testPKI{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), leaves: map[string]testLeaf{}}
-	for i, host := range []string{publicHost, gatewayHost} {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(int64(2 + i)), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(der)
-		p.leaves[host] = testLeaf{
-			certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-			sha:     hex.EncodeToString(sum[:]),
-		}
-	}
-	return p
-}
-
-// secret is the kubernetes.io/tls Secret name in ns of host's certificate.
-func (p *testPKI) secret(host, name, ns string) string {
-	l := p.leaves[host]
-	return fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s, namespace: %s}
-type: kubernetes.io/tls
-data:
-  tls.crt: %s
-  tls.key: %s
-`, name, ns, base64.StdEncoding.EncodeToString(l.certPEM), base64.StdEncoding.EncodeToString(l.keyPEM))
-}
-
-// setupIngress waits for the controller, gives the release's namespace its
-// certificate's Secret and makes the controller's Gateway (an HTTPS
-// listener for gatewayHost, routes from any namespace), removed at the end.
-func setupIngress(t *testing.T, n *Node, pki *testPKI) {
+// certificatesIssued waits for the Certificates cert-manager's shims make
+// from the annotations (the Ingress's, in the release's namespace; the
+// Gateway's, in the controller's; each named after its Secret) to be
+// Ready, and reads what was issued: each certificate must name its host
+// and verify against the CA of the Secret, one CA for both.
+func certificatesIssued(t *testing.T, n *Node, rep *nodeReport) *issuedTLS {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := n.Kubectl(ctx, "-n", traefikNamespace, "rollout", "status", "deployment/traefik", "--timeout=180s"); err != nil {
-		t.Fatalf("Traefik not available: %v\n%s", err, podStates(ctx, n))
+	issued := &issuedTLS{sha: map[string]string{}}
+	for _, c := range []struct{ host, ns, name string }{
+		{publicHost, nodeNamespace, tlsSecret}, {gatewayHost, traefikNamespace, gatewaySecret},
+	} {
+		ready := `jsonpath={.metadata.creationTimestamp} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastTransitionTime}`
+		var fields []string
+		if !waitFor(120*time.Second, time.Second, func() bool {
+			out, _ := n.Kubectl(ctx, "-n", c.ns, "get", "certificate", c.name, "-o", ready)
+			fields = strings.Fields(out)
+			return len(fields) == 3 && fields[1] == "True"
+		}) {
+			out, _ := n.Kubectl(ctx, "-n", c.ns, "get", "certificates,certificaterequests", "-o", "yaml")
+			logs, _ := n.Kubectl(ctx, "-n", certManagerNamespace, "logs", "deployment/cert-manager", "--tail=40")
+			t.Fatalf("cert-manager issued no certificate %s/%s for %s within 120 s:\n%.4000s\ncert-manager's log:\n%s", c.ns, c.name, c.host, out, logs)
+		}
+		made, _ := time.Parse(time.RFC3339, fields[0])
+		readyAt, _ := time.Parse(time.RFC3339, fields[2])
+		pems := map[string][]byte{}
+		for _, key := range []string{"tls.crt", "ca.crt"} {
+			out, err := n.Kubectl(ctx, "-n", c.ns, "get", "secret", c.name, "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", `\.`)+"}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pems[key], err = base64.StdEncoding.DecodeString(strings.TrimSpace(out)); err != nil || len(pems[key]) == 0 {
+				t.Fatalf("secret %s/%s: no %s (%v)", c.ns, c.name, key, err)
+			}
+		}
+		leafBlock, _ := pem.Decode(pems["tls.crt"])
+		caBlock, _ := pem.Decode(pems["ca.crt"])
+		if leafBlock == nil || caBlock == nil {
+			t.Fatalf("secret %s/%s: tls.crt or ca.crt is not PEM", c.ns, c.name)
+		}
+		leaf, err := x509.ParseCertificate(leafBlock.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(pems["ca.crt"])
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: c.host, Roots: roots}); err != nil {
+			t.Fatalf("the certificate cert-manager issued into %s/%s: %v", c.ns, c.name, err)
+		}
+		if issued.caPEM != "" && issued.caPEM != string(pems["ca.crt"]) {
+			t.Fatalf("the certificates for %s and %s come from different CAs", publicHost, c.host)
+		}
+		issued.caPEM = string(pems["ca.crt"])
+		sum := sha256.Sum256(leafBlock.Bytes)
+		issued.sha[c.host] = hex.EncodeToString(sum[:])
+		rep.add("cert-manager's certificate for %s (%s/%s, ClusterIssuer %s): Ready %s after its Certificate was made",
+			c.host, c.ns, c.name, clusterIssuer, readyAt.Sub(made))
+	}
+	return issued
+}
+
+// setupIngress waits for the controller and cert-manager, and makes the
+// controller's Gateway (an HTTPS listener for gatewayHost, routes from
+// any namespace) with cert-manager's annotation, removed at the end with
+// what cert-manager made for it.
+func setupIngress(t *testing.T, n *Node) {
+	t.Helper()
+	ctx := context.Background()
+	for _, d := range []struct{ ns, name string }{{traefikNamespace, "traefik"}, {certManagerNamespace, "cert-manager"}} {
+		if _, err := n.Kubectl(ctx, "-n", d.ns, "rollout", "status", "deployment/"+d.name, "--timeout=180s"); err != nil {
+			t.Fatalf("%s not available: %v\n%s", d.name, err, podStates(ctx, n))
+		}
 	}
 	t.Cleanup(func() {
-		_, _ = n.Kubectl(ctx, "-n", traefikNamespace, "delete", "gateway/"+gatewayName, "secret/"+gatewaySecret, "--ignore-not-found", "--wait=false")
+		_, _ = n.Kubectl(ctx, "-n", traefikNamespace, "delete", "gateway/"+gatewayName, "certificate/"+gatewaySecret,
+			"secret/"+gatewaySecret, "--ignore-not-found", "--wait=false")
 	})
-	if err := n.Apply(ctx, pki.secret(publicHost, tlsSecret, nodeNamespace)+"---\n"+pki.secret(gatewayHost, gatewaySecret, traefikNamespace)+fmt.Sprintf(`---
-apiVersion: gateway.networking.k8s.io/v1
+	if err := n.Apply(ctx, fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {name: %s, namespace: %s}
+metadata:
+  name: %s
+  namespace: %s
+  annotations: {cert-manager.io/cluster-issuer: %s}
 spec:
   gatewayClassName: traefik
   listeners:
@@ -180,7 +182,7 @@ spec:
         certificateRefs: [{kind: Secret, name: %s}]
       allowedRoutes:
         namespaces: {from: All}
-`, gatewayName, traefikNamespace, gatewayHost, gatewaySecret)); err != nil {
+`, gatewayName, traefikNamespace, clusterIssuer, gatewayHost, gatewaySecret)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -191,13 +193,13 @@ spec:
 // that outlives its entry point's read timeout and still passes a burn
 // on at once, and a controller pod deleted under a client looping
 // through it.
-func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim string, pki *testPKI, supply string) {
+func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim string, issued *issuedTLS, supply string) {
 	ctx := context.Background()
 	if supply == "" {
 		t.Error("the paths row gave no supply: the rows through Traefik are not run")
 		return
 	}
-	via := traefikVia(pki)
+	via := traefikVia(issued)
 	// A stream by each route, opened first and read from last, past
 	// streamAge.
 	hosts := []string{publicHost, gatewayHost}
@@ -233,7 +235,7 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 				t.Errorf("%s: %d %s%.200s", u, r.Status, r.Error, r.Body)
 				continue
 			}
-			if want := pki.leaves[host].sha; r.Cert != want {
+			if want := issued.sha[host]; r.Cert != want {
 				t.Errorf("%s: the certificate presented (SHA-256 %s) is not the one issued for %s (%s)", u, r.Cert, host, want)
 			}
 		}
@@ -246,7 +248,7 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 	t.Run("Ingress over HTTPS through Traefik", func(t *testing.T) {
 		start := time.Now()
 		check(t, publicHost)
-		rep.add("every /api/ path over HTTPS through Traefik (Ingress, the test CA's certificate for %s): 200 with the simulator's supply (%s)",
+		rep.add("every /api/ path over HTTPS through Traefik (Ingress, cert-manager's certificate for %s): 200 with the simulator's supply (%s)",
 			publicHost, time.Since(start).Round(100*time.Millisecond))
 	})
 	t.Run("HTTPRoute over HTTPS through Traefik", func(t *testing.T) {
@@ -342,8 +344,8 @@ func nodeIngress(t *testing.T, n *Node, rep *nodeReport, cl *nodeClient, sim str
 
 // traefikVia: netcheck's flags for the public's requests, to Traefik's
 // Service, trusting the test's CA alone.
-func traefikVia(pki *testPKI) []string {
-	return []string{"-connect", traefikAddr, "-ca", string(pki.caPEM)}
+func traefikVia(issued *issuedTLS) []string {
+	return []string{"-connect", traefikAddr, "-ca", issued.caPEM}
 }
 
 // eventAt is when a netcheck events client read the first event whose

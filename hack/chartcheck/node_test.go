@@ -177,10 +177,9 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 		_, _ = n.Kubectl(ctx, "-n", ingressNamespace, "delete", "pods", "-l", "app.kubernetes.io/name=netcheck", "--wait=false")
 	}()
-	// The certificate the controller presents for the release's hosts, from
-	// the test's own CA, and the controller's Gateway.
-	pki := newTestPKI(t)
-	setupIngress(t, n, pki)
+	// The Ingress controller and cert-manager ready, and the controller's
+	// Gateway, whose certificate cert-manager issues.
+	setupIngress(t, n)
 
 	values := filepath.Join(t.TempDir(), "images.yaml")
 	var vb strings.Builder
@@ -262,7 +261,10 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		}
 	})
 
-	nodeIngress(t, n, rep, cl, sim, pki, supply)
+	// The certificates cert-manager issued for the release's Ingress and
+	// the Gateway its HTTPRoute attaches to.
+	issued := certificatesIssued(t, n, rep)
+	nodeIngress(t, n, rep, cl, sim, issued, supply)
 
 	// The holders collector follows the count live by default
 	// (HOLDERS_LIVE auto): its socket to the node's PubSub goes through
@@ -459,7 +461,7 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 	t.Run("metrics-server answers kubectl top", func(t *testing.T) { nodeMetrics(t, n, rep) })
 	t.Run("the HPA scales the edge out and back", func(t *testing.T) {
 		public := "https://" + publicHost
-		nodeHPA(t, n, rep, cl.with(t).through(otherNamespace, traefikVia(pki)...), public,
+		nodeHPA(t, n, rep, cl.with(t).through(otherNamespace, traefikVia(issued)...), public,
 			public+"/api/total-supply", public+"/api/price", public+"/api/market-data", "https://"+gatewayHost+"/api/health", public+"/api/status")
 	})
 
@@ -521,10 +523,10 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 		if out, err := n.Helm(ctx, "uninstall", nodeRelease, "-n", nodeNamespace, "--wait", "--timeout", "3m"); err != nil {
 			t.Fatalf("helm uninstall: %v\n%s", err, out)
 		}
-		// The certificate's Secret is the test's, not the release's.
-		if _, err := n.Kubectl(ctx, "-n", nodeNamespace, "delete", "secret", tlsSecret, "--ignore-not-found"); err != nil {
-			t.Error(err)
-		}
+		// The Ingress's Certificate, its request and its Secret go with it:
+		// the Ingress owns the Certificate cert-manager made from its
+		// annotation, and the Certificate its Secret (cert-manager's
+		// -enable-certificate-owner-ref, hack/cluster/cert-manager.yaml).
 		// Pods end after their drain (the edge's DRAIN_DELAY, the cache
 		// tier's preStop): nothing may be left once they have.
 		var left []string

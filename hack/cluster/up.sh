@@ -8,8 +8,11 @@
 # Operator and the Prometheus it runs (each built from its module) in the
 # namespace monitoring (monitoring.yaml); Traefik, the Ingress controller
 # and Gateway API implementation, in the namespace traefik (traefik.yaml,
-# after Gateway API's CRDs); metrics-server (built from its
-# module) serving the resource metrics API (metrics-server.yaml); kube-router's
+# after Gateway API's CRDs); cert-manager's controller (this project's
+# command on its library module) with the ClusterIssuer of a CA of the
+# cluster's own (cert-manager.yaml, after cert-manager's CRDs);
+# metrics-server (built from its module) serving the resource metrics API
+# (metrics-server.yaml); kube-router's
 # firewall enforcing NetworkPolicies; a registry (Debian's docker-registry)
 # that containerd reads docker.io, ghcr.io, gcr.io, quay.io and
 # registry.k8s.io through, holding the stand-ins of the images it cannot pull
@@ -370,6 +373,8 @@ prometheus_module="$(cd "$root/hack/tools/prometheus" && GOWORK=off go list -m -
 prometheus_version="$(echo "$prometheus_module" | awk -F. '{ minor = $2 + 0; if (minor >= 300) printf "v3.%d.%s", minor - 300, $3; else printf "v2.%d.%s", minor, $3 }')"
 ms_version="$(cd "$root/hack/tools/metricsserver" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)"
 traefik_version="$(cd "$root/hack/tools/traefik" && GOWORK=off go list -m -f '{{.Version}}' github.com/traefik/traefik/v3)"
+cm_module=github.com/cert-manager/cert-manager
+cm_version="$(cd "$root/hack/tools/certmanager" && GOWORK=off go list -m -f '{{.Version}}' "$cm_module")"
 {
   "$bin/imagebuild" standin -registry "$REGISTRY" -insecure \
     "static=$runtime_image" "pause=$PAUSE_IMAGE" \
@@ -386,6 +391,8 @@ traefik_version="$(cd "$root/hack/tools/traefik" && GOWORK=off go list -m -f '{{
     -port 10250/tcp "registry.k8s.io/metrics-server/metrics-server:$ms_version"
   "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/traefik" -at /traefik \
     -port 8000/tcp -port 8443/tcp "docker.io/library/traefik:$traefik_version"
+  "$bin/imagebuild" binary -registry "$REGISTRY" -insecure -bin "$bin/cert-manager" -at /app/cmd/controller/controller \
+    -port 9403/tcp "quay.io/jetstack/cert-manager-controller:$cm_version"
 } >"$CLUSTER_DIR/images.tmp"
 mv "$CLUSTER_DIR/images.tmp" "$CLUSTER_DIR/images"
 digest_of() { awk -v n="$1" '$1 == n { sub(/.*@/, "", $2); print $2 }' "$CLUSTER_DIR/images"; }
@@ -448,6 +455,22 @@ wait_for "Gateway API's CRDs Established" 60 kubectl_node wait --for=condition=E
 sed -e "s|@IMAGE@|$(image_of "docker.io/library/traefik:$traefik_version")|g" "$root/hack/cluster/traefik.yaml" |
   kubectl_node apply --server-side --force-conflicts -f - >/dev/null
 log "Gateway API $gw_version, traefik $traefik_version applied ($((SECONDS - start_all))s)"
+# --- Certificates: cert-manager's CRDs (from its pinned library module's
+# deploy/crds), then its controller and the ClusterIssuers of a CA of the
+# local cluster's own (cert-manager.yaml), after Gateway API's CRDs (its
+# Gateway shim watches Gateways). It comes up on its own; the node test
+# waits for it.
+cm_dir="$(cd "$root/hack/tools/certmanager" && GOWORK=off go mod download -json "$cm_module" |
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+cm_crds=("$cm_dir"/deploy/crds/*.yaml)
+[ -e "${cm_crds[0]}" ] || die "no cert-manager CRDs under $cm_dir/deploy/crds"
+kubectl_node apply --server-side --force-conflicts "${cm_crds[@]/#/-f=}" >/dev/null
+wait_for "cert-manager's CRDs Established" 60 kubectl_node wait --for=condition=Established --timeout=2s \
+  crd/certificates.cert-manager.io crd/certificaterequests.cert-manager.io \
+  crd/issuers.cert-manager.io crd/clusterissuers.cert-manager.io
+sed -e "s|@IMAGE@|$(image_of "quay.io/jetstack/cert-manager-controller:$cm_version")|g" "$root/hack/cluster/cert-manager.yaml" |
+  kubectl_node apply --server-side --force-conflicts -f - >/dev/null
+log "cert-manager $cm_version applied ($((SECONDS - start_all))s)"
 # Every process of the node still runs (one that exited at start says so
 # in its log).
 for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
