@@ -4,7 +4,7 @@
 # tests need is installed first when missing (hack/install-test-deps.sh);
 # then three lanes run side by side on the machine's cores:
 #   - the module lane: every module's tests with -race (hack/test.sh) and
-#     the fault matrix's measured table, hack/bench's own tests;
+#     the fault matrix's measured table, hack/bench's own tests, at nice 5;
 #   - the chart lane: every fuzz target briefly (hack/fuzz.sh), then the
 #     chart checks (hack/chart-check.sh: a real kube-apiserver, the chart
 #     on a real local node, skaffold deploying to it) and the node's
@@ -12,7 +12,8 @@
 #     node and on processes they start, which the module lane fills; on a
 #     fresh machine the fuzz targets' builds fill the chart checks' wait
 #     for the tools;
-#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, skaffold),
+#   - the pinned tools (helm, Kubernetes, CoreDNS, kube-router, Traefik,
+#     cert-manager, skaffold, ...),
 #     built once per machine (nothing to do on a machine that built them);
 #     the chart lane waits for each where it needs it.
 # Every lane runs to its end even when another fails, so that a failure
@@ -101,13 +102,18 @@ set +m
 
 failed=()
 echo "== the module lane (beside it the fuzz targets and the chart checks: .bin/chart-check.log; the pinned tools' build: .bin/build-tools.log)"
-if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" hack/test.sh "$@"; then
+# The module lane at nice 5: on a fresh machine the chart lane's path is
+# the tools' build and then the node test, which mostly waits on its
+# node, and the module lane ends first; taking the cores from the tools'
+# build, it only moved the node test later, into minutes where the cores
+# sat idle (docs/decisions.md, "The test run").
+if FAULT_MATRIX_REPORT="$root/.bin/fault-matrix.md" nice -n 5 hack/test.sh "$@"; then
   echo "fault matrix (services/standalone, measured on this run):"
   cat .bin/fault-matrix.md
 else
   failed+=("module tests")
 fi
-"$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
+nice -n 5 "$step" "hack/bench" bash -c 'cd hack/bench && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' || failed+=("hack/bench")
 
 echo "== the chart lane: the fuzz targets and the chart checks (.bin/chart-check.log; waiting for it)"
 chart_rc=0

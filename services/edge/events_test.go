@@ -172,7 +172,9 @@ func pricedMarket(p string) contract.Market {
 
 // TestEventsStream: a new client gets the current value of every event
 // at once, then one event per change, whose data is byte for byte the
-// body its endpoint serves; ids increase; the stream says retry, carries
+// body its endpoint serves; ids never decrease, the figures' increase,
+// and the status event's is no figure's ahead (it takes the id of the
+// figure published before it); the stream says retry, carries
 // CORS and is never stored.
 func TestEventsStream(t *testing.T) {
 	st := redisStore(t)
@@ -189,15 +191,21 @@ func TestEventsStream(t *testing.T) {
 		}
 	}
 	seen := map[string]sse.Event{}
-	var last uint64
+	var last, figures uint64
 	for len(seen) < len(events.Names) {
 		ev := s.next(t)
 		id, err := strconv.ParseUint(ev.ID, 10, 64)
-		if err != nil || id <= last {
-			t.Fatalf("event id %q after %d", ev.ID, last)
+		if err != nil || id < last || (id == last && ev.Name != events.NameStatus) {
+			t.Fatalf("%s event id %q after %d", ev.Name, ev.ID, last)
 		}
 		last = id
+		if ev.Name != events.NameStatus {
+			figures = max(figures, id)
+		}
 		seen[ev.Name] = ev
+	}
+	if st, _ := strconv.ParseUint(seen[events.NameStatus].ID, 10, 64); st > figures || st == 0 {
+		t.Errorf("status event id %d, want a figure's (at most %d)", st, figures)
 	}
 	if s.Retry < 1500 || s.Retry > 2500 {
 		t.Errorf("retry %d ms, want EDGE_EVENT_RETRY 2 s ± 25 %%", s.Retry)

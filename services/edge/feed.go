@@ -69,7 +69,7 @@ func (s *Server) offerEvents() {
 	}
 	if st := s.mirror.StatusReportOf(v.State, s.mirror.Statuses()); s.statusChanged(st) {
 		if body, err := answer.EncodeJSON(st); err == nil {
-			offers = append(offers, events.Offer{Name: events.NameStatus, Body: body, DataTime: s.now()})
+			offers = append(offers, events.Offer{Name: events.NameStatus, Body: body})
 		}
 	}
 	s.serve.Published(s.hub.Publish(offers...))

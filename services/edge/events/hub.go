@@ -10,9 +10,17 @@
 // where needed to stay above the id before it. Every replica reads the
 // same documents, so the same change has the same id on every replica,
 // and a client that reconnects to another one (a drain, a stream's
-// maximum age) resumes with Last-Event-ID where it left off. The status
-// event, which no document dates, takes the time the replica saw its
-// verdict change.
+// maximum age) resumes with Last-Event-ID where it left off.
+//
+// The status event is the replica's own verdict, which no document
+// dates: it takes the id of the last figure's event before it (0 before
+// any), so that it never moves the figures' ids (a replica whose verdict
+// changed at another moment would otherwise give the next figure another
+// id than its peers do, and a client resuming there would be sent a
+// figure again, or miss one), and a client's Last-Event-ID stays a
+// position among the figures. A resumed stream starts with the replica's
+// current status unless a newer one is among the events it resumes with:
+// the verdict the client had may be another replica's.
 //
 // The hub keeps the last Buffer events. A client whose Last-Event-ID is
 // older than the oldest event it still holds (evicted ones) gets the
@@ -70,8 +78,9 @@ type Offer struct {
 	// event: the stream carries figures, and /api/status says why one is
 	// missing).
 	Body []byte
-	// DataTime dates the body (the document's updated_at; the time the
-	// verdict changed for status).
+	// DataTime dates the body: the document's updated_at. Status has
+	// none (see the package comment) and goes after the figures offered
+	// with it.
 	DataTime time.Time
 }
 
@@ -97,8 +106,9 @@ type Hub struct {
 	// client that has not seen it must start from a snapshot.
 	evictedID uint64
 	evicted   bool
-	lastID    uint64
-	lastEnd   uint64
+	// lastID is the id of the last figure's event (status excluded).
+	lastID  uint64
+	lastEnd uint64
 	// pubStart is where the last publication's events begin (lastEnd
 	// before it): the bound on unsent bytes counts up to there.
 	pubStart uint64
@@ -123,9 +133,17 @@ func New(o Options) *Hub {
 
 // Publish offers the hub the current answers: every offer whose body
 // differs from its name's current event becomes an event, in the order
-// of their data times. It returns the events it published.
+// of their data times, status last. It returns the events it published.
 func (h *Hub) Publish(offers ...Offer) []*Event {
-	slices.SortStableFunc(offers, func(a, b Offer) int { return a.DataTime.Compare(b.DataTime) })
+	slices.SortStableFunc(offers, func(a, b Offer) int {
+		if sa, sb := a.Name == NameStatus, b.Name == NameStatus; sa != sb {
+			if sa {
+				return 1
+			}
+			return -1
+		}
+		return a.DataTime.Compare(b.DataTime)
+	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -140,12 +158,15 @@ func (h *Hub) Publish(offers ...Offer) []*Event {
 		if cur := h.current[o.Name]; cur != nil && string(cur.Data) == string(o.Body) {
 			continue
 		}
-		id := max(uint64(max(o.DataTime.UnixMilli(), 0)), h.lastID+1)
+		id := h.lastID
+		if o.Name != NameStatus {
+			id = max(uint64(max(o.DataTime.UnixMilli(), 0)), h.lastID+1)
+			h.lastID = id
+		}
 		e := &Event{ID: id, Name: o.Name, Data: o.Body, At: at, seq: h.first + uint64(len(h.ring))}
 		e.wire = format(id, o.Name, o.Body)
 		h.lastEnd += uint64(len(e.wire))
 		e.end = h.lastEnd
-		h.lastID = id
 		h.current[o.Name] = e
 		h.ring = append(h.ring, e)
 		if len(h.ring) > h.buffer {
@@ -207,8 +228,9 @@ var ErrBehind = errors.New("events: the subscriber fell behind")
 // Subscribe starts a subscriber. lastID is the client's Last-Event-ID
 // ("" for none). first are the events to send at once: for a new client
 // the current event of every name; for a client that resumes, the events
-// after lastID, or every current event when lastID is older than what the
-// hub still holds.
+// after lastID, after the current status unless one of them is a status,
+// or every current event when lastID is older than what the hub still
+// holds.
 func (h *Hub) Subscribe(lastID string) (first []*Event, cur Cursor, resumed bool, err error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -218,10 +240,15 @@ func (h *Hub) Subscribe(lastID string) (first []*Event, cur Cursor, resumed bool
 	cur = Cursor{next: h.first + uint64(len(h.ring)), sentEnd: h.lastEnd}
 	id, perr := strconv.ParseUint(lastID, 10, 64)
 	if lastID != "" && perr == nil && (!h.evicted || id >= h.evictedID) {
+		status := false
 		for _, e := range h.ring {
 			if e.ID > id {
 				first = append(first, e)
+				status = status || e.Name == NameStatus
 			}
+		}
+		if st := h.current[NameStatus]; st != nil && !status {
+			first = append([]*Event{st}, first...)
 		}
 		return first, cur, true, nil
 	}

@@ -49,8 +49,8 @@ func TestPublishOnlyChanges(t *testing.T) {
 // TestWireFormat: id, event, one data line per body line, blank line.
 func TestWireFormat(t *testing.T) {
 	h := New(Options{Buffer: 4})
-	e := h.Publish(offer(NameStatus, "{\"a\":1}\n{\"b\":2}", time.UnixMilli(42)))[0]
-	if got, want := string(e.Wire()), "id: 42\nevent: status\ndata: {\"a\":1}\ndata: {\"b\":2}\n\n"; got != want {
+	e := h.Publish(offer(NamePrice, "{\"a\":1}\n{\"b\":2}", time.UnixMilli(42)))[0]
+	if got, want := string(e.Wire()), "id: 42\nevent: price\ndata: {\"a\":1}\ndata: {\"b\":2}\n\n"; got != want {
 		t.Errorf("wire %q, want %q", got, want)
 	}
 }
@@ -142,6 +142,58 @@ func TestNextAndBounds(t *testing.T) {
 		t.Errorf("subscribe after Close: %v", err)
 	}
 	h.Close() // idempotent
+}
+
+// TestStatusKeepsTheFiguresIDs: two replicas publish the same figures;
+// one of them also saw its status verdict change between two of them, at
+// a time after the next figure's data time. The figures get the same ids
+// on both (a status event takes the id of the figure before it and
+// raises nothing), and a client that read a status event last resumes on
+// the other replica with exactly the figures it missed, after that
+// replica's own status; on the same replica, after its current status.
+func TestStatusKeepsTheFiguresIDs(t *testing.T) {
+	a, b := New(Options{Buffer: 16}), New(Options{Buffer: 16})
+	supply := offer(NameSupply, "s1", t0)
+	price := offer(NamePrice, "p1", t0.Add(time.Second))
+	later := offer(NamePrice, "p2", t0.Add(3*time.Second))
+	a.Publish(supply)
+	st := a.Publish(Offer{Name: NameStatus, Body: []byte("degraded"), DataTime: t0.Add(2 * time.Second)})
+	pa := a.Publish(price)
+	a.Publish(later)
+	b.Publish(supply, Offer{Name: NameStatus, Body: []byte("ok")})
+	pb := b.Publish(price)
+	b.Publish(later)
+	if ids(pa)[0] != ids(pb)[0] || a.Current()[NameSupply].ID != b.Current()[NameSupply].ID {
+		t.Errorf("one price: id %v on one replica, %v on the other", ids(pa), ids(pb))
+	}
+	if len(st) != 1 || st[0].ID != uint64(t0.UnixMilli()) {
+		t.Fatalf("status event %v, want the id of the supply before it, %d", ids(st), t0.UnixMilli())
+	}
+	first, _, resumed, err := b.Subscribe(strconv.FormatUint(st[0].ID, 10))
+	if err != nil || !resumed {
+		t.Fatalf("resume on the other replica: %v %v", resumed, err)
+	}
+	var got []string
+	for _, e := range first {
+		got = append(got, e.Name+" "+string(e.Data))
+	}
+	if want := []string{"status ok", "price p1", "price p2"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("resumed on the other replica after the status event: %q, want %q", got, want)
+	}
+	first, _, _, _ = a.Subscribe(strconv.FormatUint(a.Current()[NamePrice].ID, 10))
+	if len(first) != 1 || first[0].Name != NameStatus || string(first[0].Data) != "degraded" {
+		t.Errorf("resumed at the last id on the same replica: %v, want its current status alone", first)
+	}
+	// A status newer than the client's position comes in order, once.
+	a.Publish(Offer{Name: NameStatus, Body: []byte("ok")})
+	first, _, _, _ = a.Subscribe(strconv.FormatUint(a.Current()[NameSupply].ID, 10))
+	got = got[:0]
+	for _, e := range first {
+		got = append(got, e.Name+" "+string(e.Data))
+	}
+	if want := []string{"price p1", "price p2", "status ok"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("resumed before a newer status: %q, want %q", got, want)
+	}
 }
 
 func equal(a, b []uint64) bool {
