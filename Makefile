@@ -107,8 +107,8 @@ release: ## On a clean checkout tagged v<VERSION>: make test (SKIP_TESTS=1 skips
 	.ci/release
 
 .PHONY: cluster-up
-cluster-up: ## A real single-node Kubernetes cluster here, no Docker (root): control plane, kubelet, containerd, CoreDNS, NetworkPolicies, a registry; prints the kubeconfig (idempotent)
-	hack/cluster/up.sh
+cluster-up: ## A real Kubernetes cluster here, no Docker (root): control plane, kubelet, containerd, CoreDNS, NetworkPolicies, a registry; NODES=3 for three nodes (default 1); prints the kubeconfig (idempotent)
+	CLUSTER_NODES=$(or $(NODES),1) hack/cluster/up.sh
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster and put the host back as cluster-up found it

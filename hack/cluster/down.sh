@@ -22,38 +22,7 @@ if [ -z "${CLUSTER_LOCKED:-}" ]; then
   flock -w 600 9 || die "another cluster-up or cluster-down holds $CLUSTER_DIR/lock"
 fi
 
-# stop PID...: SIGTERM, up to 10 s, then SIGKILL.
-stop() {
-  [ "$#" -gt 0 ] || return 0
-  kill -TERM "$@" 2>/dev/null || true
-  for _ in $(seq 100); do
-    local left=0
-    for p in "$@"; do
-      [ -d "/proc/$p" ] && left=1
-    done
-    [ "$left" = 0 ] && return 0
-    sleep 0.1
-  done
-  kill -KILL "$@" 2>/dev/null || true
-}
-
 pid_of() { cat "$CLUSTER_DIR/pids/$1" 2>/dev/null || true; }
-
-# node_procs NET MNT: pids of every process in the node's network
-# namespace (its inode NET, from the netns' file) or in the holder's mount
-# namespace MNT: the node's processes and containerd's shims, even when
-# the holder is gone.
-node_procs() {
-  local net="$1" mnt="$2" p
-  for p in /proc/[0-9]*; do
-    p="${p#/proc/}"
-    [ "$p" = "$$" ] && continue
-    if { [ -n "$net" ] && [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$net" ]; } ||
-      { [ -n "$mnt" ] && [ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$mnt" ]; }; then
-      echo "$p"
-    fi
-  done
-}
 
 # kubepods_pids: every process in kubelet's cgroups (the pods' containers).
 kubepods_pids() {
@@ -63,6 +32,11 @@ kubepods_pids() {
     find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null || true
   done | sort -u
 }
+
+# The other nodes first (NODES), each with what it made.
+for k in $(workers); do
+  CLUSTER_LOCKED=1 "$root/hack/cluster/worker.sh" down "$k"
+done
 
 h="$(holder_pid || true)"
 net=""
@@ -152,7 +126,7 @@ if [ -d "$CLUSTER_DIR/logs" ]; then
   rm -rf "$CLUSTER_DIR/logs.last"
   mv "$CLUSTER_DIR/logs" "$CLUSTER_DIR/logs.last"
 fi
-rm -rf --one-file-system "$CLUSTER_DIR"/{pids,run,varlib,varlog,cni,certs.d,pki} \
+rm -rf --one-file-system "$CLUSTER_DIR"/{pids,run,varlib,varlog,cni,certs.d,pki,nodes} \
   "$CLUSTER_DIR"/*.kubeconfig "$CLUSTER_DIR"/kubeconfig "$CLUSTER_DIR"/*.yaml "$CLUSTER_DIR"/*.yml \
   "$CLUSTER_DIR"/*.toml "$CLUSTER_DIR"/resolv.conf "$CLUSTER_DIR"/images "$CLUSTER_DIR"/values-local.yaml "$CLUSTER_DIR"/holder.ready "$record"
 log "down: the host is as up.sh found it"

@@ -26,6 +26,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 require_root
 start_all=$SECONDS
+# CLUSTER_NODES (make cluster-up NODES=3): nodes to start, the first one
+# included. Nodes above it that are up stay up (cluster-down takes them).
+NODES="${CLUSTER_NODES:-1}"
+[[ "$NODES" =~ ^[1-9]$ ]] || die "NODES=$NODES: the number of nodes, 1 to 9"
 
 mkdir -p "$CLUSTER_DIR"
 exec 9>"$CLUSTER_DIR/lock"
@@ -88,25 +92,9 @@ ip netns exec "$NETNS" sh -ec "
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
 "
 if ! holder_pid >/dev/null; then
-  rm -f "$CLUSTER_DIR/holder.ready"
-  # The holder makes the private mount namespace, binds the node's paths
-  # and sleeps; its name marks it (holder_pid checks it). mount -n: the
-  # first bind would otherwise make the host's /run/mount (util-linux's
-  # record of mount options, utab) on a host that has none, and leave it.
-  nsenter --net="/run/netns/$NETNS" -- unshare --mount --propagation private -- \
-    setsid bash -c '
-      set -e
-      mount -n --make-rshared /
-      mount -n --bind "$1/run" /run
-      mount -n --bind "$1/varlib" /var/lib
-      mount -n --bind "$1/varlog" /var/log
-      touch "$1/holder.ready"
-      exec -a tokendata-node-holder sleep infinity
-    ' tokendata-node-holder "$CLUSTER_DIR" >"$CLUSTER_DIR/logs/holder.log" 2>&1 </dev/null 9>&- &
-  echo $! >"$CLUSTER_DIR/pids/holder"
-  disown
-  wait_for "the node's namespaces" 10 test -f "$CLUSTER_DIR/holder.ready"
+  start_holder "$NETNS" "$CLUSTER_DIR"
 fi
+pod_masquerade
 log "namespaces ready: netns $NETNS, node $NODE_IP"
 
 # --- Certificates and kubeconfigs (kept across restarts of the processes).
@@ -203,54 +191,8 @@ server = "http://$REGISTRY"
   capabilities = ["pull", "resolve"]
 EOF
 
-cat >"$CLUSTER_DIR/containerd.toml" <<EOF
-# containerd for the local cluster's node (in its namespaces: /var/lib and
-# /run are $CLUSTER_DIR/varlib and run).
-version = 2
-root = "/var/lib/containerd"
-state = "/run/containerd"
-[grpc]
-  address = "/run/containerd/containerd.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
-  # No container gets an oom_score_adj below containerd's own: lowering it
-  # needs CAP_SYS_RESOURCE, which a machine may withhold from root (runc
-  # then fails every pod sandbox, whose adjustment is -998).
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$CLUSTER_DIR/cni"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "$CLUSTER_DIR/certs.d"
-EOF
-cat >"$CLUSTER_DIR/cni/10-tokendata.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "tokendata",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "tdk0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "ranges": [[{"subnet": "$NODE_POD_CIDR"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
-      }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
+write_containerd_config "$CLUSTER_DIR/containerd.toml" "$CLUSTER_DIR/cni"
+write_cni_config "$CLUSTER_DIR/cni/10-tokendata.conflist" "$NODE_POD_CIDR"
 start_node_process containerd containerd --config "$CLUSTER_DIR/containerd.toml"
 
 # --- The control plane.
@@ -292,65 +234,18 @@ start_node_process kube-scheduler "$bin/kube-scheduler" \
 # --- The node.
 wait_for containerd 60 in_node ctr --address /run/containerd/containerd.sock version
 : >"$CLUSTER_DIR/resolv.conf" # pods of dnsPolicy Default get no resolver: nothing outside is reachable
-cat >"$CLUSTER_DIR/kubelet.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-# Kubernetes 1.35 refuses cgroup v1 unless told; this machine has only v1.
-failCgroupV1: false
-cgroupDriver: cgroupfs
-containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: $pki/ca.crt}
-authorization: {mode: Webhook}
-clusterDomain: cluster.local
-clusterDNS: [$DNS_IP]
-resolvConf: $CLUSTER_DIR/resolv.conf
-failSwapOn: false
-serializeImagePulls: false
-# A shared development machine: evict only when truly short.
-evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-imageGCHighThresholdPercent: 99
-imageGCLowThresholdPercent: 98
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-# Its own oom_score_adj left as it is (lowering it needs CAP_SYS_RESOURCE).
-oomScoreAdj: 0
-EOF
+write_kubelet_config "$CLUSTER_DIR/kubelet.yaml"
 start_node_process kubelet "$bin/kubelet" --config="$CLUSTER_DIR/kubelet.yaml" \
   --kubeconfig="$CLUSTER_DIR/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP"
-# Written aside and moved in only when it changed: kube-proxy watches its
-# configuration file and exits on any write to it, even of the same
-# content, which killed it on a second cluster-up (2026-12-01).
-cat >"$CLUSTER_DIR/kube-proxy.yaml.new" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $CLUSTER_DIR/admin.kubeconfig}
-mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $NODE_NAME
-bindAddress: $NODE_IP
-metricsBindAddress: 127.0.0.1:10249
-healthzBindAddress: 127.0.0.1:10256
-# The node's netns has no conntrack table limits of its own to set.
-conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-oomScoreAdj: 0
-EOF
-if cmp -s "$CLUSTER_DIR/kube-proxy.yaml.new" "$CLUSTER_DIR/kube-proxy.yaml"; then
-  rm "$CLUSTER_DIR/kube-proxy.yaml.new"
-else
-  mv "$CLUSTER_DIR/kube-proxy.yaml.new" "$CLUSTER_DIR/kube-proxy.yaml"
-fi
+write_kube_proxy_config "$CLUSTER_DIR/kube-proxy.yaml" "$NODE_NAME" "$NODE_IP"
 start_node_process kube-proxy "$bin/kube-proxy" --config="$CLUSTER_DIR/kube-proxy.yaml"
 wait_for "node $NODE_NAME Ready" 120 kubectl_node wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
 log "node Ready ($((SECONDS - start_all))s)"
-# kube-router finds its node object at start (and exits without it): after
-# the kubelet registered it.
-start_node_process kube-router "$bin/kube-router" --kubeconfig="$CLUSTER_DIR/admin.kubeconfig" \
-  --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
-  --hostname-override="$NODE_NAME" --service-cluster-ip-range="$SERVICE_CIDR" \
-  --metrics-port=0 --health-port=0
+start_kube_router "$NODE_NAME"
+# The node's pod range is the first the controller-manager gives (the
+# CNI configuration above says it).
+got="$(pod_cidr_of "$NODE_NAME")"
+[ "$got" = "$NODE_POD_CIDR" ] || die "node $NODE_NAME has the pod range $got, not $NODE_POD_CIDR"
 
 # --- Images: the stand-ins, CoreDNS, and the DNS add-on.
 wait_for registry 30 curl -fsS "http://$REGISTRY/v2/"
@@ -407,6 +302,10 @@ redis: {image: {digest: "$(digest_of "$(chart_image redis)")"}}
 tests: {image: {digest: "$(digest_of "$(chart_image tests)")"}}
 EOF
 log "stand-in images pushed to $REGISTRY ($((SECONDS - start_all))s): $CLUSTER_DIR/images"
+# --- The other nodes (NODES), before the add-ons, so that these spread.
+for k in $(seq 2 "$NODES"); do
+  CLUSTER_LOCKED=1 "$root/hack/cluster/worker.sh" up "$k"
+done
 coredns_image="$(awk '$1 ~ "/coredns:" {print $2}' "$CLUSTER_DIR/images")"
 sed -e "s|@DNS_IP@|$DNS_IP|g" -e "s|@IMAGE@|$coredns_image|g" "$root/hack/cluster/coredns.yaml" |
   kubectl_node apply --server-side --force-conflicts -f - >/dev/null
@@ -476,5 +375,5 @@ log "cert-manager $cm_version applied ($((SECONDS - start_all))s)"
 for name in registry containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
   alive "$name" || die "$name is not running: $(tail -n 3 "$CLUSTER_DIR/logs/$name.log" 2>/dev/null)"
 done
-log "up in $((SECONDS - start_all))s: KUBECONFIG=$KUBECONFIG_FILE, registry $REGISTRY"
+log "up in $((SECONDS - start_all))s, $(kubectl_node get nodes --no-headers | wc -l) node(s): KUBECONFIG=$KUBECONFIG_FILE, registry $REGISTRY"
 echo "$KUBECONFIG_FILE"
