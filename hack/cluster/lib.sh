@@ -379,22 +379,28 @@ kubelet_certificate() {
       -extfile <(echo "extendedKeyUsage=clientAuth") 2>/dev/null
     rm -f "$name.csr"
   )
-  cat >"$CLUSTER_DIR/$name.kubeconfig" <<EOC
+  write_kubeconfig "$name"
+}
+
+# write_kubeconfig WHO: $CLUSTER_DIR/WHO.kubeconfig, the API server's
+# address and the client certificate pki/WHO.crt.
+write_kubeconfig() {
+  cat >"$CLUSTER_DIR/$1.kubeconfig" <<EOC
 apiVersion: v1
 kind: Config
 clusters:
   - name: tokendata-local
     cluster:
       server: https://$NODE_IP:6443
-      certificate-authority: $pki/ca.crt
+      certificate-authority: $CLUSTER_DIR/pki/ca.crt
 users:
-  - name: $name
+  - name: $1
     user:
-      client-certificate: $pki/$name.crt
-      client-key: $pki/$name.key
+      client-certificate: $CLUSTER_DIR/pki/$1.crt
+      client-key: $CLUSTER_DIR/pki/$1.key
 contexts:
   - name: tokendata-local
-    context: {cluster: tokendata-local, user: $name}
+    context: {cluster: tokendata-local, user: $1}
 current-context: tokendata-local
 EOC
 }

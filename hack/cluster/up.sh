@@ -120,26 +120,8 @@ subjectAltName=$3"
     cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
     cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
   )
-  for who in admin kubelet; do
-    cat >"$CLUSTER_DIR/$who.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: tokendata-local
-    cluster:
-      server: https://$NODE_IP:6443
-      certificate-authority: $pki/ca.crt
-users:
-  - name: $who
-    user:
-      client-certificate: $pki/$who.crt
-      client-key: $pki/$who.key
-contexts:
-  - name: tokendata-local
-    context: {cluster: tokendata-local, user: $who}
-current-context: tokendata-local
-EOF
-  done
+  write_kubeconfig admin
+  write_kubeconfig kubelet
   cp "$CLUSTER_DIR/admin.kubeconfig" "$KUBECONFIG_FILE"
 fi
 
