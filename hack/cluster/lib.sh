@@ -193,6 +193,19 @@ node_procs() {
   done
 }
 
+# node_network NETNS IP GATEWAY: a node's network namespace: its end of
+# the veth pair (eth0) at IP/30, its default route through GATEWAY, and
+# the forwarding and bridge sysctls its pods need (only in it).
+node_network() {
+  ip netns exec "$1" sh -ec "
+    ip addr show dev eth0 | grep -q '$2/' || ip addr add $2/30 dev eth0
+    ip link set lo up
+    ip link set eth0 up
+    ip route show default | grep -q . || ip route add default via $3
+    sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+  "
+}
+
 # start_holder NETNS DIR: the holder of a node's private mount namespace,
 # in the network namespace NETNS, with DIR/{run,varlib,varlog} bound over
 # /run, /var/lib and /var/log; its name ($HOLDER_NAME) marks it

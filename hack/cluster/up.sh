@@ -84,13 +84,7 @@ if ! ip link show "$HOST_IF" >/dev/null 2>&1; then
   ip addr add "$HOST_IP/30" dev "$HOST_IF"
   ip link set "$HOST_IF" up
 fi
-ip netns exec "$NETNS" sh -ec "
-  ip addr show dev eth0 | grep -q '$NODE_IP/' || ip addr add $NODE_IP/30 dev eth0
-  ip link set lo up
-  ip link set eth0 up
-  ip route show default | grep -q . || ip route add default via $HOST_IP
-  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
-"
+node_network "$NETNS" "$NODE_IP" "$HOST_IP"
 if ! holder_pid >/dev/null; then
   start_holder "$NETNS" "$CLUSTER_DIR"
 fi

@@ -109,13 +109,7 @@ up)
     ip addr show dev $W_LINK | grep -q '$W_GW/' || ip addr add $W_GW/30 dev $W_LINK
     ip link set $W_LINK up
   "
-  ip netns exec "$W_NETNS" sh -ec "
-    ip addr show dev eth0 | grep -q '$W_IP/' || ip addr add $W_IP/30 dev eth0
-    ip link set lo up
-    ip link set eth0 up
-    ip route show default | grep -q . || ip route add default via $W_GW
-    sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
-  "
+  node_network "$W_NETNS" "$W_IP" "$W_GW"
   if ! holder_pid >/dev/null; then
     start_holder "$W_NETNS" "$W_DIR"
   fi
