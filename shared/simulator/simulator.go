@@ -60,6 +60,11 @@ type Options struct {
 	// NodePort+i-1 (0: ephemeral ports), so that a cluster's Service can
 	// name them.
 	NodePort int
+	// Slot is the ledger's first slot; 0 takes the clock's (slotAt), so
+	// that a simulator started again goes on from where its predecessor
+	// was. A test whose output names slots sets it, to read the same
+	// slots on every run.
+	Slot uint64
 }
 
 // MaxNodes bounds Options.Nodes.
@@ -123,7 +128,11 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		return nil, errors.New("simulator: Options.Mint is required")
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Sim{RPC: solanasim.New(), Dex: dexsim.New(), opts: opts, cancel: cancel}
+	first := opts.Slot
+	if first == 0 {
+		first = slotAt(time.Now())
+	}
+	s := &Sim{RPC: solanasim.New(solanasim.WithSlot(first)), Dex: dexsim.New(), opts: opts, cancel: cancel}
 	authority := MintAuthority
 	if opts.NoMintAuthority {
 		authority, opts.SupplyEvery = "", 0
@@ -237,11 +246,36 @@ func (s *Sim) growSupply(ctx context.Context) {
 			return
 		case <-t.C:
 			supply += supply/100_000 + 123
-			_ = s.RPC.SetSupply(s.opts.Mint, supply)
-			s.RPC.BumpSlot(150)
+			before := s.RPC.Slot()
+			_ = s.RPC.SetSupply(s.opts.Mint, supply) // in a slot of its own
+			if to, at := afterMint(before, time.Now()), s.RPC.Slot(); to > at {
+				s.RPC.BumpSlot(to - at)
+			}
 		}
 	}
 }
+
+// afterMint is the slot the ledger moves on to with a mint made at now
+// while it was at slot before: 150 slots on (past every commitment's lag,
+// so that the mint is final at once), or the clock's slot (slotAt) when
+// that is further.
+func afterMint(before uint64, now time.Time) uint64 { return max(before+150, slotAt(now)) }
+
+// slotAt is the slot at t of a cluster that was at slot 300,000,000 at
+// slotEpoch and makes one every 400 ms (Solana's target). The scenario's
+// ledger starts there, and minting once a minute or less often (the
+// chart's and make run's cadence) it stays that far ahead of the clock, so
+// that a simulator started again (a pod moved to another node, a process
+// restarted) goes on from where the one before it was rather than from a
+// fixed slot: the collectors refuse an answer older than the slot they
+// last published, and polled a restarted simulator in vain until it
+// caught up with its predecessor.
+func slotAt(t time.Time) uint64 {
+	return 300_000_000 + uint64(max(0, t.Sub(slotEpoch))/(400*time.Millisecond))
+}
+
+// slotEpoch is when slotAt is 300,000,000.
+var slotEpoch = time.Date(2024, time.October, 1, 0, 0, 0, 0, time.UTC)
 
 // Holders is the exact holder count of the simulated token.
 func (s *Sim) Holders() solanasim.Truth {

@@ -88,3 +88,46 @@ func TestStartNeedsAMint(t *testing.T) {
 		t.Fatal("started without a mint")
 	}
 }
+
+// A simulator started again (its pod moved to another node) is never
+// behind the slot its predecessor reached, minting once a minute (the
+// chart's cadence) with the ticker's jitter: the collectors refuse
+// answers older than the slot they last published. The predecessor's day
+// is played with afterMint at the times of its mints; the one started
+// again begins where Start begins, at the clock's slot.
+func TestRestartedSimulatorIsNotBehind(t *testing.T) {
+	t0 := time.Date(2026, time.December, 2, 3, 0, 0, 0, time.UTC)
+	jitter := []time.Duration{0, 40 * time.Millisecond, -30 * time.Millisecond, 390 * time.Millisecond, -390 * time.Millisecond}
+	slot := slotAt(t0) // where Start begins (its setup takes no slot)
+	for i := 1; i <= 24*60; i++ {
+		at := t0.Add(time.Duration(i)*time.Minute + jitter[i%len(jitter)])
+		slot = afterMint(slot, at)
+		// the restart takes at least a second: the process started again
+		// and its token set up
+		if again := slotAt(at.Add(time.Second)); again < slot {
+			t.Fatalf("mint %d at %s: the ledger at slot %d, a simulator started a second later at %d", i, at.Format(time.TimeOnly), slot, again)
+		}
+	}
+	if lead := slot - slotAt(t0.Add(24*time.Hour)); lead > 160 {
+		t.Errorf("after a day of mints the ledger is %d slots ahead of the clock", lead)
+	}
+
+	before := slotAt(time.Now())
+	s, err := Start(context.Background(), Options{Mint: mint, Seed: 1, Accounts: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, after := s.RPC.Slot(), slotAt(time.Now()); got < before || got > after {
+		t.Errorf("Start's ledger is at slot %d, the clock's was %d before it and %d after", got, before, after)
+	}
+	// A given first slot is kept (tests whose output names slots).
+	fixed, err := Start(context.Background(), Options{Mint: mint, Seed: 1, Accounts: 50, Slot: 300_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fixed.Close()
+	if got := fixed.RPC.Slot(); got != 300_000_000 {
+		t.Errorf("Options.Slot 300,000,000: the ledger starts at slot %d", got)
+	}
+}

@@ -73,6 +73,9 @@ func startSim(t *testing.T, so simulator.Options) *simulator.Sim {
 	if so.Accounts == 0 {
 		so.Accounts = 600
 	}
+	if so.Slot == 0 {
+		so.Slot = 300_000_000 // the goldens name slots
+	}
 	sim, err := simulator.Start(context.Background(), so)
 	if err != nil {
 		t.Fatal(err)
