@@ -160,11 +160,31 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Go(func() {
 			t := time.NewTicker(j.Timing.Refresh)
 			defer t.Stop()
+			failed := 0           // polls failed in a row
+			var retry *time.Timer // a failed poll is tried again before the next tick
+			defer func() {
+				if retry != nil {
+					retry.Stop()
+				}
+			}()
 			for {
 				gen := r.restores.Load()
 				busy[i].Store(true)
 				err := r.RunOnce(ctx, j.Domain)
 				busy[i].Store(false)
+				if retry != nil {
+					retry.Stop()
+				}
+				var retryC <-chan time.Time
+				if err != nil && ctx.Err() == nil {
+					failed++
+					if d, ok := retryIn(j.Timing.Refresh, failed, err); ok {
+						retry = time.NewTimer(d)
+						retryC = retry.C
+					}
+				} else {
+					failed = 0
+				}
 				// The store came back while this poll was under way, too
 				// late for its write: what the write-back cannot bring
 				// (the poll's history samples) comes from polling again
@@ -179,6 +199,7 @@ func (r *Runner) Run(ctx context.Context) error {
 					return
 				case <-t.C:
 				case <-early[i]:
+				case <-retryC:
 				}
 			}
 		})
@@ -188,6 +209,28 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Wait()
 	return nil
 }
+
+// retryIn is how soon Run polls again after the failed-th failed poll in
+// a row ended with err, when that is sooner than the refresh (ok false:
+// the next tick is the next poll). A collector polling every few minutes would otherwise
+// leave its domain without a fresh document for a whole refresh after an
+// upstream's short outage (a restart of its node, a pod moved): the polls
+// that follow a failure come after firstRetry, then twice as long each
+// time, never sooner than the wait the upstream asked for (Retry-After).
+// Only a failure worth retrying is (Classify: an upstream down, a timeout,
+// a refusal to retry later), not a configuration refused.
+func retryIn(refresh time.Duration, failed int, err error) (time.Duration, bool) {
+	ce := Classify(err)
+	if !ce.Retry || ce.Kind == contract.ErrKindStore {
+		return 0, false // the store's return has its own early poll (watch)
+	}
+	d := firstRetry << min(failed-1, 16)
+	d = max(d, ce.RetryAfter)
+	return d, d < refresh
+}
+
+// firstRetry is how soon a poll is tried again after the first failure.
+const firstRetry = 5 * time.Second
 
 // Poke asks Run to poll domain d now rather than at its next tick. It
 // never blocks: pokes made while a poll of d is pending or running
