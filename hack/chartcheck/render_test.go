@@ -420,11 +420,19 @@ func TestConditionals(t *testing.T) {
 			spec := d.Typed.(*appsv1.Deployment).Spec.Template.Spec
 			c := spec.Containers[0]
 			if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil ||
-				strings.Join(c.Lifecycle.PreStop.Exec.Command, " ") != "sleep 5" {
-				t.Errorf("cache: preStop %+v, want sleep 5 (cache.drainDelaySeconds)", c.Lifecycle)
+				strings.Join(c.Lifecycle.PreStop.Exec.Command, " ") != "sleep 15" {
+				t.Errorf("cache: preStop %+v, want sleep 15 (cache.drainDelaySeconds)", c.Lifecycle)
 			}
-			if g := spec.TerminationGracePeriodSeconds; g == nil || *g <= 5+5 {
+			if g := spec.TerminationGracePeriodSeconds; g == nil || *g <= 15+5 {
 				t.Errorf("cache: grace %v leaves no room for the drain and nginx's shutdown", g)
+			}
+			// Ready once it has reached an edge (its cache is empty), then
+			// ready on nginx alone (stale-if-error while the edges are down).
+			if p := c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/api/health" {
+				t.Errorf("cache: startup probe %+v, want the edge's /api/health through nginx", p)
+			}
+			if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/nginx-healthz" {
+				t.Errorf("cache: readiness probe %+v, want /nginx-healthz", p)
 			}
 			pod, _ := s.Get("Pod", "t-tokendata-test")
 			p := pod.Typed.(*corev1.Pod)

@@ -530,3 +530,27 @@ template`, which cannot read it: there, restart the edge yourself.
 {{- range . }}{{ with trim . }}{{ $parts = append $parts . }}{{ end }}{{ end -}}
 {{- join "\n" $parts -}}
 {{- end -}}
+
+{{/*
+A pod's tolerations: the component's own (.tolerations), then, for
+node.kubernetes.io/unreachable and node.kubernetes.io/not-ready unless
+the component tolerates that key itself, NoExecute for
+lifecycle.nodeLostTolerationSeconds (null: none, Kubernetes' default of
+300 s applies). Call with (dict "root" $ "tolerations" list); renders the
+list as YAML, or nothing.
+*/}}
+{{- define "tokendata.tolerations" -}}
+{{- $out := list -}}
+{{- range .tolerations }}{{ $out = append $out . }}{{ end -}}
+{{- $secs := .root.Values.lifecycle.nodeLostTolerationSeconds -}}
+{{- if not (kindIs "invalid" $secs) -}}
+{{- range $key := list "node.kubernetes.io/unreachable" "node.kubernetes.io/not-ready" -}}
+{{- $own := false -}}
+{{- range $.tolerations }}{{ if eq (toString .key) $key }}{{ $own = true }}{{ end }}{{ end -}}
+{{- if not $own -}}
+{{- $out = append $out (dict "key" $key "operator" "Exists" "effect" "NoExecute" "tolerationSeconds" (int64 $secs)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- with $out }}{{ toYaml . }}{{ end -}}
+{{- end }}

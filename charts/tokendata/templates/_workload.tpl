@@ -132,9 +132,9 @@ spec:
       affinity:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $c.tolerations }}
+      {{- with include "tokendata.tolerations" (dict "root" $root "tolerations" $c.tolerations) }}
       tolerations:
-        {{- toYaml . | nindent 8 }}
+        {{- . | nindent 8 }}
       {{- end }}
       {{- with $c.topologySpreadConstraints }}
       topologySpreadConstraints:
