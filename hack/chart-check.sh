@@ -19,10 +19,11 @@
 #    helm, then one release through its upgrades (chart version bump,
 #    Redis persistence on/off, a password with special characters),
 #    asserting pod templates change only when they should;
-#    and the chart on a real single-node cluster (TestNode: make cluster-up,
+#    and the chart on a real cluster of three nodes (TestNode: make cluster-up NODES=3,
 #    kubelet, containerd and runc running the chart's pods, NetworkPolicies
 #    enforced): install, every path through the cache tier, helm test, an
-#    upgrade and pod deletions under a client that must see no failure,
+#    upgrade, pod deletions and each node drained under clients that must
+#    see no failure, a node lost,
 #    /api/events, uninstall, skaffold's local profile, cluster-down leaving
 #    the host as it was;
 #  - hack/imagebuild's tests (the service image is the Dockerfile's; the

@@ -23,6 +23,9 @@ type Node struct {
 	// Images maps each stand-in's upstream name (docker.io/library/redis:…)
 	// to where it was pushed, by digest (…@sha256:…).
 	Images map[string]string
+	// Nodes is the number of nodes Up brings (CLUSTER_NODES; 0: up.sh's
+	// default, one). Up on a cluster already up adds the missing ones.
+	Nodes int
 }
 
 // NodeRegistry is the registry of the local cluster's node (hack/cluster/lib.sh).
@@ -43,15 +46,23 @@ func (n *Node) Up(ctx context.Context) (string, error) {
 	return out, n.readImages()
 }
 
+// worker runs hack/cluster/worker.sh verb k (up, lost or down node k).
+func (n *Node) worker(ctx context.Context, verb, k string) (string, error) {
+	return n.script(ctx, "worker.sh", verb, k)
+}
+
 // Down runs hack/cluster/down.sh.
 func (n *Node) Down(ctx context.Context) (string, error) {
 	return n.script(ctx, "down.sh")
 }
 
-func (n *Node) script(ctx context.Context, name string) (string, error) {
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(n.Root, "hack", "cluster", name))
+func (n *Node) script(ctx context.Context, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(n.Root, "hack", "cluster", name)}, args...)...)
 	cmd.Dir = n.Root
-	cmd.Env = withoutEnv(os.Environ(), "GOWORK", "KUBECONFIG")
+	cmd.Env = withoutEnv(os.Environ(), "GOWORK", "KUBECONFIG", "CLUSTER_NODES")
+	if n.Nodes > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("CLUSTER_NODES=%d", n.Nodes))
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("hack/cluster/%s: %w", name, err)
@@ -82,6 +93,28 @@ func (n *Node) readImages() error {
 		}
 	}
 	return nil
+}
+
+// NodeNames lists the cluster's nodes, sorted (the first node,
+// tokendata-node, then tokendata-node2…).
+func (n *Node) NodeNames(ctx context.Context) ([]string, error) {
+	out, err := n.Kubectl(ctx, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
+	if err != nil {
+		return nil, err
+	}
+	names := strings.Fields(out)
+	sort.Strings(names)
+	return names, nil
+}
+
+// NodeCgroup is the memory cgroup of a node's pods (hack/cluster/lib.sh:
+// the first node's kubelet at the hierarchy's top, node K's under
+// /tokendata-nodeK), and PidsDir where its processes' pid files are.
+func (n *Node) NodeCgroup(name string) (kubepods, pidsDir string) {
+	if k := strings.TrimPrefix(name, "tokendata-node"); k != "" && k != name {
+		return filepath.Join("/sys/fs/cgroup/memory", name, "kubepods"), filepath.Join(n.Dir, "pids", "node"+k)
+	}
+	return "/sys/fs/cgroup/memory/kubepods", filepath.Join(n.Dir, "pids")
 }
 
 // Kubectl runs the pinned kubectl against the node.

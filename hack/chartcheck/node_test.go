@@ -68,8 +68,8 @@ func commitOf(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestNode installs the chart on a real single-node cluster (make
-// cluster-up: kubelet, containerd and runc running the chart's own pod
+// TestNode installs the chart on a real cluster of nodeCount nodes (make
+// cluster-up NODES=3: kubelets, containerd and runc running the chart's own pod
 // specs, CoreDNS, kube-proxy's Services, kube-router enforcing the
 // NetworkPolicies, PodSecurity "restricted" on the namespace), with the
 // service images built here (hack/imagebuild) and the local stand-ins of
@@ -84,7 +84,10 @@ func commitOf(t *testing.T) string {
 // (node_alerts_test.go), metrics-server's figures for the release's pods
 // (node_metrics_test.go), the edge's HorizontalPodAutoscaler scaling out
 // under load and back on those figures (node_hpa_test.go), the
-// NetworkPolicies holding, helm uninstall
+// chart's replicas spread over the nodes, ten edge pods deleted in turn,
+// each node drained as a node-pool upgrade does it and a node lost under
+// clients looping through the cache tier and Traefik (node_pool_test.go),
+// the NetworkPolicies holding from other nodes, helm uninstall
 // leaving nothing, and,
 // when this test brought the cluster up, cluster-down leaving the host as
 // it found it.
@@ -111,6 +114,7 @@ func TestNode(t *testing.T) {
 	rep := &nodeReport{}
 	defer rep.write(t)
 	n := OpenNode(root)
+	n.Nodes = nodeCount
 	wasUp := n.IsUp(ctx)
 	var before map[string]string
 	if !wasUp {
@@ -465,15 +469,46 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 			public+"/api/total-supply", public+"/api/price", public+"/api/market-data", "https://"+gatewayHost+"/api/health", public+"/api/status")
 	})
 
+	t.Run("replicas spread over the nodes", func(t *testing.T) { nodeSpread(t, n, rep) })
+	t.Run("edge pods deleted, two replicas", func(t *testing.T) { edgeDeletions(t, n, rep, cl.with(t), paths) })
+	t.Run("a node-pool upgrade drains each node", func(t *testing.T) {
+		public := "https://" + publicHost
+		nodeDrains(t, n, rep, cl.with(t), cl.with(t).through(otherNamespace, traefikVia(issued)...), paths,
+			[]string{public + "/api/total-supply", public + "/api/price", "https://" + gatewayHost + "/api/health", public + "/api/status"})
+	})
+
+	t.Run("a node lost", func(t *testing.T) {
+		public := "https://" + publicHost
+		nodeLost(t, n, rep, cl.with(t), cl.with(t).through(otherNamespace, traefikVia(issued)...), paths,
+			[]string{public + "/api/total-supply", public + "/api/price", "https://" + gatewayHost + "/api/health", public + "/api/status"})
+	})
+
 	t.Run("network policies", func(t *testing.T) {
 		cl := cl.with(t)
 		// From another namespace: nothing, for long enough that an allowed
 		// connection would have been let in (helm test's pod, new too, is
 		// answered within seconds). From the Ingress controller's
 		// namespace: the cache tier, never the edge directly.
-		probes := []struct{ ns, url, pod string }{{otherNamespace, cache + "/api/health", ""}, {ingressNamespace, edge + "/api/health", ""}}
+		// Each from a node with no pod of its target, so that the
+		// policies are held across nodes (the target's node enforcing them
+		// on traffic routed in from another).
+		probes := []struct{ ns, url, target, pod, node string }{{otherNamespace, cache + "/api/health", "cache", "", ""}, {ingressNamespace, edge + "/api/health", "edge", "", ""}}
+		names, err := n.NodeNames(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, c := range probes {
-			probes[i].pod = cl.start("denied", c.ns, "loop", "-wait", "25s", "-timeout", "2s", c.url)
+			targets := distinct(podNodes(t, n, c.target))
+			for _, node := range names {
+				if !slices.Contains(targets, node) {
+					probes[i].node = node
+					break
+				}
+			}
+			if probes[i].node == "" {
+				t.Fatalf("every node runs a %s pod (%v): no node to probe it from", c.target, targets)
+			}
+			probes[i].pod = cl.on(probes[i].node).start("denied", c.ns, "loop", "-wait", "25s", "-timeout", "2s", "-settle", "1", c.url)
 		}
 		for _, c := range probes {
 			pod := c.pod
@@ -484,12 +519,13 @@ metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}
 				t.Fatalf("%s: the client did not end", pod)
 			}
 			logs, _ := n.Kubectl(ctx, "-n", c.ns, "logs", pod)
-			if !strings.Contains(logs, "did not answer 200 within") {
+			if !strings.Contains(logs, "did not answer 200 (1 in a row) within") {
 				t.Errorf("from namespace %s, %s answered (the NetworkPolicies let it in):\n%s", c.ns, c.url, logs)
 			}
 			_, _ = n.Kubectl(ctx, "-n", c.ns, "delete", "pod", pod, "--wait=false")
 		}
-		rep.add("NetworkPolicies (kube-router): the cache tier from %s only; from %s nothing, the edge from %s refused", ingressNamespace, otherNamespace, ingressNamespace)
+		rep.add("NetworkPolicies (kube-router), each probe from a node with no pod of its target: the cache tier from %s only; from %s (on %s) nothing, the edge from %s (on %s) refused",
+			ingressNamespace, otherNamespace, probes[0].node, ingressNamespace, probes[1].node)
 	})
 
 	t.Run("a failed helm test leaves nothing", func(t *testing.T) {
@@ -612,6 +648,8 @@ type nodeClient struct {
 	// flags get and loopDuring add (netcheck's -connect and -ca).
 	loopNS string
 	extra  []string
+	// The node its pods run on ("": where the scheduler puts them).
+	node string
 }
 
 // startLoop starts a netcheck loop with args (flags, then URLs) where
@@ -634,6 +672,14 @@ func (c *nodeClient) through(ns string, args ...string) *nodeClient {
 	return &cp
 }
 
+// on is a copy whose pods run on node (spec.nodeName: a client that a
+// drain of another node leaves alone).
+func (c *nodeClient) on(node string) *nodeClient {
+	cp := *c
+	cp.node = node
+	return &cp
+}
+
 func (c *nodeClient) with(t *testing.T) *nodeClient {
 	cp := *c
 	cp.t = t
@@ -653,13 +699,25 @@ func (c *nodeClient) start(prefix, ns string, args ...string) string {
 	name := fmt.Sprintf("%s-%d", prefix, podSeq.n)
 	podSeq.Unlock()
 	argv, _ := json.Marshal(args)
+	node := ""
+	if c.node != "" {
+		node = "nodeName: " + c.node
+	}
 	if err := c.n.Apply(context.Background(), fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: %s, namespace: %s, labels: {app.kubernetes.io/name: netcheck}}
 spec:
+  %s
   restartPolicy: Never
   automountServiceAccountToken: false
   enableServiceLinks: false
+  # A lookup that got no answer is asked again after 1 s, not 5 (the
+  # resolver's default), up to 3 times, each on a new socket that
+  # kube-proxy balances anew: a CoreDNS pod moved by a drain costs a
+  # second, not the request (what a client tuned for a cluster whose
+  # nodes are upgraded sets; docs/decisions.md).
+  dnsConfig:
+    options: [{name: timeout, value: "1"}, {name: attempts, value: "3"}]
   securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
   containers:
     - name: netcheck
@@ -667,7 +725,7 @@ spec:
       args: %s
       resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 64Mi}}
       securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
-`, name, ns, c.image, argv)); err != nil {
+`, name, ns, node, c.image, argv)); err != nil {
 		c.t.Fatal(err)
 	}
 	return name
@@ -733,6 +791,10 @@ type loopResult struct {
 	Sent   int      `json:"sent"`
 	Failed int      `json:"failed"`
 	Errors []string `json:"errors"`
+	// When the first and the last failed request were sent (zero: none
+	// failed).
+	FirstFailure time.Time `json:"first_failure"`
+	LastFailure  time.Time `json:"last_failure"`
 }
 
 // loopDuring runs a client looping over urls from the Ingress
@@ -897,33 +959,48 @@ func podStates(ctx context.Context, n *Node) string {
 	return out + "\n" + strings.Join(lines, "\n")
 }
 
-// nodeMemory reports the memory the node uses with the release running:
-// the pods' (kubelet's kubepods cgroup) and the node's own processes'.
+// nodeMemory reports the memory each node uses with the release running:
+// its pods' (its kubelet's kubepods cgroup) and its own processes' (the
+// first node's include the control plane and the registry).
 func nodeMemory(t *testing.T, n *Node, rep *nodeReport) {
-	b, err := os.ReadFile("/sys/fs/cgroup/memory/kubepods/memory.usage_in_bytes")
+	names, err := n.NodeNames(context.Background())
 	if err != nil {
 		t.Logf("node memory: %v", err)
 		return
 	}
-	pods, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	var procs int64
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kube-router", "containerd", "registry"} {
-		pid, err := os.ReadFile(filepath.Join(n.Dir, "pids", name))
+	var each []string
+	var allPods, allProcs int64
+	for _, name := range names {
+		cgroup, pids := n.NodeCgroup(name)
+		b, err := os.ReadFile(filepath.Join(cgroup, "memory.usage_in_bytes"))
 		if err != nil {
-			continue
+			t.Logf("node memory: %v", err)
+			return
 		}
-		status, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				procs += kb << 10
+		pods, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		var procs int64
+		for _, proc := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kube-router", "containerd", "registry"} {
+			pid, err := os.ReadFile(filepath.Join(pids, proc))
+			if err != nil {
+				continue
+			}
+			status, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "status"))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+					kb, _ := strconv.ParseInt(f[1], 10, 64)
+					procs += kb << 10
+				}
 			}
 		}
+		allPods += pods
+		allProcs += procs
+		each = append(each, fmt.Sprintf("%s: pods %d MiB, processes %d MiB", name, pods>>20, procs>>20))
 	}
-	rep.add("node memory with the release running: pods %d MiB (kubepods cgroup, page cache included), node processes %d MiB RSS", pods>>20, procs>>20)
+	rep.add("memory of the %d nodes with the release running: pods %d MiB (kubepods cgroups, page cache included), node processes %d MiB RSS (%s)",
+		len(names), allPods>>20, allProcs>>20, strings.Join(each, "; "))
 }
 
 // startPortForward forwards a local port to target's port through the API

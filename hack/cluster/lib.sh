@@ -119,17 +119,26 @@ in_node() {
 
 # start_node_process NAME CMD...: starts CMD in the node's namespaces, in
 # a session of its own, detached, logging to $LOGS_DIR/NAME.log, unless
-# NAME already runs.
+# NAME already runs. The control plane, the kubelets, kube-proxy and
+# kube-router run at nice -10: the nodes share the host's cores with
+# their pods and claim them all (none is reserved, as kubeReserved and
+# systemReserved do on a real node). Under a drain's load a run saw the
+# endpoints of the cache's pods late in a node's rules, seconds after
+# the pods had gone or come (connections to its Service refused or
+# unrouted): the daemons that carry them go first.
+# containerd and the registry keep nice 0: the pods' processes descend
+# from containerd and would inherit its priority.
 start_node_process() {
   local name="$1"
   shift
   if alive "$name"; then
     return 0
   fi
-  local h
+  local h prio=-10
+  case "$name" in containerd | registry) prio=0 ;; esac
   h="$(holder_pid)" || die "the node is not up"
   # 9>&-: the lock of up.sh and down.sh is not the process's to hold.
-  nsenter -t "$h" -n -m -- setsid "$@" >>"$LOGS_DIR/$name.log" 2>&1 </dev/null 9>&- &
+  nsenter -t "$h" -n -m -- setsid nice -n "$prio" "$@" >>"$LOGS_DIR/$name.log" 2>&1 </dev/null 9>&- &
   echo $! >"$PIDS_DIR/$name"
   disown
 }

@@ -46,6 +46,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"strings"
 	"sync"
@@ -125,15 +126,24 @@ type answer struct {
 	status int
 	body   string
 	cert   string // over TLS: the SHA-256 of the leaf certificate, hex
+	server string // the Server header: who answered (nginx, the edge, a proxy)
 }
 
 func fetch(c *http.Client, url string) (answer, error) {
-	resp, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return answer{}, err
+	}
+	return do(c, req)
+}
+
+func do(c *http.Client, req *http.Request) (answer, error) {
+	resp, err := c.Do(req)
 	if err != nil {
 		return answer{}, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	a := answer{status: resp.StatusCode}
+	a := answer{status: resp.StatusCode, server: resp.Header.Get("Server")}
 	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
 		sum := sha256.Sum256(resp.TLS.PeerCertificates[0].Raw)
 		a.cert = hex.EncodeToString(sum[:])
@@ -141,6 +151,86 @@ func fetch(c *http.Client, url string) (answer, error) {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	a.body = string(b)
 	return a, err
+}
+
+// truncate cuts s to n bytes at most.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// tracedFetch is fetch whose error says how far the request got and
+// when (the name resolved, the connection made and to where, the request
+// written): a failure in a loop tells the cluster's DNS from a Service's
+// endpoints from a backend that took the request and never answered.
+func tracedFetch(c *http.Client, url string) (answer, error) {
+	var (
+		mu     sync.Mutex
+		phases []string
+	)
+	start := time.Now()
+	note := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		phases = append(phases, fmt.Sprintf("%s at %dms", fmt.Sprintf(format, args...), time.Since(start).Milliseconds()))
+	}
+	trace := &httptrace.ClientTrace{
+		DNSDone: func(i httptrace.DNSDoneInfo) {
+			if i.Err != nil {
+				note("name not resolved (%v)", i.Err)
+				return
+			}
+			note("name resolved")
+		},
+		ConnectDone: func(_, addr string, err error) {
+			if err != nil {
+				note("connection to %s failed (%v)", addr, err)
+				return
+			}
+			note("connected to %s", addr)
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { note("request written") },
+		GotFirstResponseByte: func() { note("first byte") },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, url, nil)
+	if err != nil {
+		return answer{}, err
+	}
+	a, err := do(c, req)
+	if err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(phases) == 0 {
+			phases = []string{"no name resolved, no connection made"}
+		}
+		err = fmt.Errorf("%w [%s]", err, strings.Join(phases, "; "))
+	}
+	return a, err
+}
+
+// settled asks url until it answers 200 n times in a row (a failure
+// starts the count again), until end. A new pod's address is admitted by
+// the NetworkPolicy engine of each node in turn (kube-router REJECTs an
+// address it has not yet admitted): one answer tells only that the node of
+// the one endpoint that answered admits it, and n answers in a row, each
+// on a connection of its own balanced over the endpoints, that all of them
+// do. What a loop counts starts after that, as it would for a client that
+// has run for a while.
+func settled(c *http.Client, url string, n int, end time.Time) bool {
+	for streak := 0; streak < n; {
+		if a, err := fetch(c, url); err == nil && a.status == http.StatusOK {
+			streak++
+			continue
+		}
+		streak = 0
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return true
 }
 
 // waitAnswer tries url until it answers (200 if ok200), at most d.
@@ -197,6 +287,7 @@ func loop(out *json.Encoder, args []string) error {
 	timeout := fs.Duration("timeout", 5*time.Second, "per request")
 	wait := fs.Duration("wait", time.Minute, "how long the first URL may take to answer 200")
 	workers := fs.Int("workers", 1, "requests in flight at once: each worker loops over the URLs")
+	settle := fs.Int("settle", 20, "answers 200 in a row the first URL gives before the loop starts counting (within -wait)")
 	var d dialing
 	d.flags(fs)
 	fs.BoolVar(&d.keepAlive, "keepalive", false, "keep connections for the next requests (default: a new one each)")
@@ -212,18 +303,26 @@ func loop(out *json.Encoder, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !waitAnswer(c, fs.Arg(0), *wait, true) {
-		return fmt.Errorf("loop: %s did not answer 200 within %s", fs.Arg(0), *wait)
+	if !settled(c, fs.Arg(0), max(*settle, 1), time.Now().Add(*wait)) {
+		return fmt.Errorf("loop: %s did not answer 200 (%d in a row) within %s", fs.Arg(0), max(*settle, 1), *wait)
 	}
 	var (
 		mu           sync.Mutex
 		sent, failed int
 		errs         []string
-		done         = make(chan struct{})
-		summary      = func() map[string]any {
+		// when the first and the last failed request were sent (a
+		// timeout fails its request -timeout later): how long a fault
+		// lasted for the clients
+		firstFail, lastFail time.Time
+		done                = make(chan struct{})
+		summary             = func() map[string]any {
 			mu.Lock()
 			defer mu.Unlock()
-			return map[string]any{"sent": sent, "failed": failed, "errors": errs}
+			s := map[string]any{"sent": sent, "failed": failed, "errors": errs}
+			if failed > 0 {
+				s["first_failure"], s["last_failure"] = firstFail, lastFail
+			}
+			return s
 		}
 	)
 	stopped := make(chan []byte, 1)
@@ -258,14 +357,24 @@ func loop(out *json.Encoder, args []string) error {
 				default:
 				}
 				u := fs.Arg(i % fs.NArg())
-				a, err := fetch(c, u)
+				sentAt := time.Now().UTC()
+				a, err := tracedFetch(c, u)
 				status := a.status
 				mu.Lock()
 				sent++
 				if err != nil || status != http.StatusOK {
 					failed++
+					if failed == 1 || sentAt.Before(firstFail) {
+						firstFail = sentAt
+					}
+					if sentAt.After(lastFail) {
+						lastFail = sentAt
+					}
 					if len(errs) < 20 {
-						msg := fmt.Sprintf("%s %s: status %d", time.Now().UTC().Format("15:04:05.000"), u, status)
+						// who answered: the Server header and the body's start
+						// (a proxy's 502 from the cache tier's, say)
+						msg := fmt.Sprintf("%s %s: status %d (server %q, body %q)", time.Now().UTC().Format("15:04:05.000"), u, status,
+							a.server, truncate(a.body, 80))
 						if err != nil {
 							msg = fmt.Sprintf("%s %s: %v", time.Now().UTC().Format("15:04:05.000"), u, err)
 						}
