@@ -370,15 +370,19 @@ func loop(out *json.Encoder, args []string) error {
 					if sentAt.After(lastFail) {
 						lastFail = sentAt
 					}
-					if len(errs) < 20 {
-						// who answered: the Server header and the body's start
-						// (a proxy's 502 from the cache tier's, say)
-						msg := fmt.Sprintf("%s %s: status %d (server %q, body %q)", time.Now().UTC().Format("15:04:05.000"), u, status,
-							a.server, truncate(a.body, 80))
-						if err != nil {
-							msg = fmt.Sprintf("%s %s: %v", time.Now().UTC().Format("15:04:05.000"), u, err)
-						}
+					// who answered: the Server header and the body's start
+					// (a proxy's 502 from the cache tier's, say); the
+					// first 199 failures and the latest one are kept
+					msg := fmt.Sprintf("%s %s: status %d (server %q, body %q)", time.Now().UTC().Format("15:04:05.000"), u, status,
+						a.server, truncate(a.body, 80))
+					if err != nil {
+						msg = fmt.Sprintf("%s %s: %v", time.Now().UTC().Format("15:04:05.000"), u, err)
+					}
+					msg += " (sent " + sentAt.Format("15:04:05.000") + ")"
+					if len(errs) < 200 {
 						errs = append(errs, msg)
+					} else {
+						errs[199] = msg
 					}
 				}
 				mu.Unlock()
