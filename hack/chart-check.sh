@@ -83,27 +83,14 @@ echo "== go vet hack/chartcheck (before the tools' wait: it compiles every packa
 # tools build beside, not after them, where the cores would otherwise
 # wait on TestNode's node.
 "$step" "go vet hack/chartcheck" bash -c 'cd hack/chartcheck && GOWORK=off go vet ./...'
-# its test binary too (the package's only tests), run twice below
-"$step" "build hack/chartcheck's tests" bash -c 'cd hack/chartcheck && GOWORK=off go test -c -o "$0"' "$root/.bin/chartcheck.test"
 
 echo "== the pinned tools (TestNode's and TestAPIServer's)"
-# skaffold is not waited for here: the build beside makes it last, and
-# TestNode's last row runs hack/build-skaffold.sh itself (which waits for
-# that build and takes its result), so on a fresh machine the node test
-# starts while skaffold still builds
-"$step" "pinned tools ready (waits for their build beside)" bash -c 'hack/build-helm.sh && hack/build-kube.sh && hack/build-node-tools.sh'
+"$step" "pinned tools ready (waits for their build beside)" hack/build-tools.sh
 
 echo "== hack/chartcheck"
-# Two runs of its test binary side by side: TestNode (the cluster of three
-# nodes, about 20 minutes, mostly waiting on its nodes and pods) and every
-# other test (the API server, nginx, varnish, Prometheus and Chromium on
-# loopback, about 4 minutes) at nice 5, so that TestNode's clients, whose
-# failures fail it, keep the cores first. Each has its own log while it
-# runs (.bin/chartcheck.log.node, .rest); then .bin/chartcheck.log holds
-# both, the other tests first. -test.v: each
-# test's time, and each TestNode subtest's, goes to the timing table.
-# 45 minutes is a backstop (TestNode took 35 on a machine whose cores were
-# taken throughout).
+# 45 minutes: TestNode alone runs about 5, the API server checks about 4,
+# and go test's default of 10 was hit on a fresh machine. -v: each test's
+# time, and each TestNode subtest's, goes to the timing table.
 #
 # In a mount namespace of its own (the host's mounts as they are, private),
 # where /run/netns is not a mount point (unless a cluster brought up by hand
@@ -113,24 +100,15 @@ echo "== hack/chartcheck"
 log="$root/.bin/chartcheck.log"
 rc=0
 "$step" "hack/chartcheck" unshare --mount --propagation private -- bash -c '
-  set -u
-  log="$0" step="$1" bin="$2"
+  set -e
   if [ ! -e /run/netns/tokendata-node ]; then
     while mountpoint -q /run/netns; do umount -n /run/netns; done
   fi
   cd hack/chartcheck
-  export GOWORK=off # as under go test, for the go commands the tests run
-  "$bin" -test.v -test.count=1 -test.timeout 45m -test.run "^TestNode\$" >"$log.node" 2>&1 &
-  node=$!
-  nice -n 5 "$bin" -test.v -test.count=1 -test.timeout 45m -test.skip "^TestNode\$" >"$log.rest" 2>&1
-  rest=$?
-  wait "$node"
-  node=$?
-  cat "$log.rest" "$log.node" >"$log"
-  cat "$log"
-  "$step" --gotest chartcheck "$log.rest"
-  STEP_SUBTESTS="^TestNode/" "$step" --gotest chartcheck "$log.node"
-  rm -f "$log.rest" "$log.node"
-  [ "$rest" -eq 0 ] && [ "$node" -eq 0 ]' "$log" "$step" "$root/.bin/chartcheck.test" || rc=$?
+  rc=0
+  GOWORK=off go test -v -count=1 -timeout 45m ./... 2>&1 | tee "$0" || true
+  rc="${PIPESTATUS[0]}"
+  STEP_SUBTESTS="^TestNode/" "$1" --gotest chartcheck "$0"
+  exit "$rc"' "$log" "$step" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 echo "chart-check: passed"
