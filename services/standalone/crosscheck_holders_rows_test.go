@@ -146,16 +146,17 @@ func holdersProblem(s statusReport) string {
 	return ""
 }
 
-// waitVerdict waits up to d for /api/holders' cross-check to say verdict
-// and returns how long it took.
-func (h *holdersRows) waitVerdict(t *testing.T, d time.Duration, verdict string) time.Duration {
+// waitVerdict waits up to d, stretched by the time this process is kept
+// from the cores meanwhile (offcpu_test.go), for /api/holders'
+// cross-check to say verdict, and returns how long it took and that time.
+func (h *holdersRows) waitVerdict(t *testing.T, d time.Duration, verdict string) (took, offCPU time.Duration) {
 	t.Helper()
-	start := time.Now()
+	since := openWindow(t)
 	for {
 		if s := h.read(t)["/api/holders"]; s.verdict == verdict {
-			return time.Since(start)
-		} else if time.Since(start) > d {
-			t.Fatalf("%s on, /api/holders cross_check %s, want %s", d, s.verdict, verdict)
+			return time.Since(since.from), since.offCPU(t)
+		} else if past, off := since.past(t, d); past {
+			t.Fatalf("%s + %s (kept from the cores) on, /api/holders cross_check %s, want %s", d, off, s.verdict, verdict)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -214,7 +215,7 @@ func TestHoldersSourcesDisagree(t *testing.T) {
 	// interval), then the edge's renders (edgeLag: CI saw disagree still
 	// 5 s after the clear, beside the chart lane).
 	bound := 2*holdersRefresh + edgeLag
-	recovery := h.waitVerdict(t, bound, contract.HoldersAgreed)
+	recovery, off := h.waitVerdict(t, bound, contract.HoldersAgreed)
 	for path, s := range h.read(t) {
 		if w := disagreeWarnings(s.warnings); len(w) != 0 || s.count != truth {
 			t.Errorf("%s once agreed: holders %d (want %d), warnings %+v", path, s.count, truth, w)
@@ -228,5 +229,5 @@ func TestHoldersSourcesDisagree(t *testing.T) {
 		During: fmt.Sprintf("200, the primary's %d holders in `/api/holders`, `/api/market` and `/api/market-data` (%d reads of each), never the second's; `cross_check` `disagree`; `holders_sources_disagree` in the three bodies' warnings; seen %s after the fault began",
 			truth, reads, roundDuration(seenAfter)),
 		Status:   fmt.Sprintf("%s; `%s`", counts(statuses), problem),
-		Recovery: recovery, Bound: bound})
+		Recovery: recovery, Bound: bound, OffCPU: off})
 }

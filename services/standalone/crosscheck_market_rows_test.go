@@ -193,14 +193,14 @@ func priceProblem(s statusReport) string {
 // it took.
 func (m *marketRows) waitPrice(t *testing.T, d time.Duration, ok func(priceSeen) bool) time.Duration {
 	t.Helper()
-	start := time.Now()
+	since := openWindow(t) // d stretches by the time kept from the cores
 	for {
 		p := m.price(t)
 		if ok(p) {
-			return time.Since(start)
+			return time.Since(since.from)
 		}
-		if time.Since(start) > d {
-			t.Fatalf("%s on, /api/price: %s %+v", d, p.PriceUSD, *p.CrossCheck)
+		if past, off := since.past(t, d); past {
+			t.Fatalf("%s + %s (kept from the cores) on, /api/price: %s %+v", d, off, p.PriceUSD, *p.CrossCheck)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

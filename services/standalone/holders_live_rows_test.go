@@ -158,13 +158,13 @@ func (l *liveRows) exact(h liveHolders) bool {
 // long it took.
 func (l *liveRows) wait(t *testing.T, what string, d time.Duration, ok func(liveHolders) bool) (liveHolders, time.Duration) {
 	t.Helper()
-	start := time.Now()
+	since := openWindow(t) // d stretches by the time kept from the cores
 	for {
 		h := l.holders(t)
 		if ok(h) {
-			return h, time.Since(start)
+			return h, time.Since(since.from)
 		}
-		if time.Since(start) > d {
+		if past, _ := since.past(t, d); past {
 			truth := l.sim.Holders()
 			live := "null"
 			if h.Live != nil {

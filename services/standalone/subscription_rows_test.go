@@ -77,14 +77,14 @@ func (n *nodeRows) subscriptions(t *testing.T) (subscriptions, string) {
 // waitSubs waits up to d for ok on /api/status's subscriptions.
 func (n *nodeRows) waitSubs(t *testing.T, what string, d time.Duration, ok func(subscriptions) bool) time.Duration {
 	t.Helper()
-	start := time.Now()
+	since := openWindow(t) // d stretches by the time kept from the cores
 	for {
 		s, _ := n.subscriptions(t)
 		if ok(s) {
-			return time.Since(start)
+			return time.Since(since.from)
 		}
-		if time.Since(start) > d {
-			t.Fatalf("%s on, %s: /api/status's ledger subscriptions %+v", d, what, s)
+		if past, off := since.past(t, d); past {
+			t.Fatalf("%s + %s (kept from the cores) on, %s: /api/status's ledger subscriptions %+v", d, off, what, s)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -100,20 +100,21 @@ func (n *nodeRows) burn(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	want := fmt.Sprint(after)
-	burnt := time.Now()
+	burnt := openWindow(t) // pushBound stretches by the time kept from the cores
 	for {
 		s := n.supply(t)
 		if s.total == want {
 			if s.check.State != "agreed" || s.check.Agreed != 3 {
 				t.Fatalf("the burn was published without the cross-check of all three nodes: %+v", s.check)
 			}
-			return time.Since(burnt)
+			return time.Since(burnt.from)
 		}
 		if s.total != before.total {
 			t.Fatalf("published %s, neither the supply before the burn (%s) nor after it (%s)", s.total, before.total, want)
 		}
-		if time.Since(burnt) > pushBound {
-			t.Fatalf("%s after the burn the supply is still %s (SUPPLY_REFRESH %s: the subscriptions pushed nothing)", time.Since(burnt), s.total, subsRefresh)
+		if past, off := burnt.past(t, pushBound); past {
+			t.Fatalf("%s after the burn (%s kept from the cores) the supply is still %s (SUPPLY_REFRESH %s: the subscriptions pushed nothing)",
+				time.Since(burnt.from), off, s.total, subsRefresh)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -123,14 +124,14 @@ func (n *nodeRows) burn(t *testing.T) time.Duration {
 // collected once the services have started).
 func (n *nodeRows) waitOK(t *testing.T) {
 	t.Helper()
-	start := time.Now()
+	since := openWindow(t) // 15 s, stretched by the time kept from the cores
 	for {
 		s := n.status(t)
 		if s.Status == "ok" {
 			return
 		}
-		if time.Since(start) > 15*time.Second {
-			t.Fatalf("/api/status still %s: %q", s.Status, s.Problems)
+		if past, off := since.past(t, 15*time.Second); past {
+			t.Fatalf("/api/status still %s 15 s + %s (kept from the cores) on: %q", s.Status, off, s.Problems)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
