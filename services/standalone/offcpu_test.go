@@ -1,6 +1,7 @@
 package standalone_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,8 +124,11 @@ func (w *window) past(t testing.TB, bound time.Duration) (bool, time.Duration) {
 // counts no loss.
 func readThreadTimes() (threadTimes, error) {
 	tasks, err := filepath.Glob("/proc/self/task/*/schedstat")
-	if err != nil || len(tasks) == 0 {
-		return threadTimes{}, fmt.Errorf("reading the threads' schedstat: %v (%d found)", err, len(tasks))
+	if err != nil {
+		return threadTimes{}, fmt.Errorf("reading the threads' schedstat: %w", err)
+	}
+	if len(tasks) == 0 {
+		return threadTimes{}, errors.New("no thread's schedstat in /proc/self/task (a kernel without CONFIG_SCHED_INFO)")
 	}
 	var sum threadTimes
 	for _, f := range tasks {
@@ -134,7 +138,7 @@ func readThreadTimes() (threadTimes, error) {
 		}
 		var ran, waited, slices int64
 		if _, err := fmt.Sscan(string(b), &ran, &waited, &slices); err != nil {
-			return threadTimes{}, fmt.Errorf("%s: %q: %v", f, b, err)
+			return threadTimes{}, fmt.Errorf("%s: %q: %w", f, b, err)
 		}
 		sum.ran += time.Duration(ran)
 		sum.waited += time.Duration(waited)
