@@ -152,6 +152,7 @@ func holdersProblem(s statusReport) string {
 func (h *holdersRows) waitVerdict(t *testing.T, d time.Duration, verdict string) (took, offCPU time.Duration) {
 	t.Helper()
 	since := openWindow(t)
+	defer since.close()
 	for {
 		if s := h.read(t)["/api/holders"]; s.verdict == verdict {
 			return time.Since(since.from), since.offCPU(t)

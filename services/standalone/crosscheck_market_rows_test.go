@@ -194,6 +194,7 @@ func priceProblem(s statusReport) string {
 func (m *marketRows) waitPrice(t *testing.T, d time.Duration, ok func(priceSeen) bool) time.Duration {
 	t.Helper()
 	since := openWindow(t) // d stretches by the time kept from the cores
+	defer since.close()
 	for {
 		p := m.price(t)
 		if ok(p) {

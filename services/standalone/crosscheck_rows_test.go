@@ -145,6 +145,7 @@ func (l ledgerNodes) verdict(node int) (string, uint64) {
 func (n *nodeRows) waitLedger(t *testing.T, d time.Duration, ok func(ledgerNodes) bool) time.Duration {
 	t.Helper()
 	since := openWindow(t) // d stretches by the time kept from the cores
+	defer since.close()
 	for {
 		s := n.status(t)
 		if ok(*s.Checks.LedgerNodes) {

@@ -159,6 +159,7 @@ func (l *liveRows) exact(h liveHolders) bool {
 func (l *liveRows) wait(t *testing.T, what string, d time.Duration, ok func(liveHolders) bool) (liveHolders, time.Duration) {
 	t.Helper()
 	since := openWindow(t) // d stretches by the time kept from the cores
+	defer since.close()
 	for {
 		h := l.holders(t)
 		if ok(h) {

@@ -32,6 +32,7 @@ type window struct {
 	last threadTimes
 	off  time.Duration // kept from the cores up to it
 	err  error
+	stop func() // ends the readings (close)
 }
 
 // threadTimes is the time this process's threads ran on a core and the
@@ -48,7 +49,7 @@ type threadTimes struct{ ran, waited time.Duration }
 // not get.
 const sampleEvery = 100 * time.Millisecond
 
-// openWindow starts a window now; it reads until the test ends.
+// openWindow starts a window now; it reads until close or the test's end.
 func openWindow(t testing.TB) *window {
 	t.Helper()
 	last, err := readThreadTimes()
@@ -72,9 +73,14 @@ func openWindow(t testing.TB) *window {
 			}
 		}
 	}()
-	t.Cleanup(func() { close(stop); <-done })
+	w.stop = sync.OnceFunc(func() { close(stop); <-done })
+	t.Cleanup(w.stop)
 	return w
 }
+
+// close ends the window's readings: a wait that is over closes its own,
+// so that a test that waits many times does not keep them all reading.
+func (w *window) close() { w.stop() }
 
 // read takes a reading and adds what the process lost since the last.
 func (w *window) read() {

@@ -78,6 +78,7 @@ func (n *nodeRows) subscriptions(t *testing.T) (subscriptions, string) {
 func (n *nodeRows) waitSubs(t *testing.T, what string, d time.Duration, ok func(subscriptions) bool) time.Duration {
 	t.Helper()
 	since := openWindow(t) // d stretches by the time kept from the cores
+	defer since.close()
 	for {
 		s, _ := n.subscriptions(t)
 		if ok(s) {
@@ -101,6 +102,7 @@ func (n *nodeRows) burn(t *testing.T) time.Duration {
 	}
 	want := fmt.Sprint(after)
 	burnt := openWindow(t) // pushBound stretches by the time kept from the cores
+	defer burnt.close()
 	for {
 		s := n.supply(t)
 		if s.total == want {
@@ -125,6 +127,7 @@ func (n *nodeRows) burn(t *testing.T) time.Duration {
 func (n *nodeRows) waitOK(t *testing.T) {
 	t.Helper()
 	since := openWindow(t) // 15 s, stretched by the time kept from the cores
+	defer since.close()
 	for {
 		s := n.status(t)
 		if s.Status == "ok" {
