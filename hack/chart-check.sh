@@ -97,17 +97,38 @@ echo "== hack/chartcheck"
 # uses it): TestNode's cluster-up then starts from a fresh host's state,
 # whatever earlier runs left on this machine, and its host check proves
 # that cluster-down undoes what ip netns does to a fresh host.
+#
+# TestNode takes down the cluster it brought up, unless it never gets to:
+# go test killed (make test stopped: a signal to this lane's process
+# group) or past its -timeout (a panic runs no deferred call). This shell
+# then does, after go test has ended, so that no node of this checkout is
+# left running on the machine (its daemons run in sessions of their own,
+# which no signal to this lane reaches): it lives on through the signal
+# (the trap) and runs make cluster-down when the cluster is up and was not
+# before go test.
 log="$root/.bin/chartcheck.log"
 rc=0
 "$step" "hack/chartcheck" unshare --mount --propagation private -- bash -c '
   set -e
-  if [ ! -e /run/netns/tokendata-node ]; then
+  trap "stopped=1" TERM INT HUP
+  root="$PWD" up_before=
+  if [ -e /run/netns/tokendata-node ]; then
+    up_before=1
+  else
     while mountpoint -q /run/netns; do umount -n /run/netns; done
   fi
   cd hack/chartcheck
   rc=0
   GOWORK=off go test -v -count=1 -timeout 45m ./... 2>&1 | tee "$0" || true
   rc="${PIPESTATUS[0]}"
+  if [ -z "$up_before" ] && { [ -e /run/netns/tokendata-node ] || [ -n "$(ls -A "$root/.cluster/pids" 2>/dev/null)" ]; }; then
+    echo "hack/chartcheck: go test ended (status $rc${stopped:+, stopped by a signal}) with the local cluster up; taking it down (make cluster-down)" | tee -a "$0" >&2
+    if ! "$root/hack/cluster/down.sh" >>"$0" 2>&1; then
+      echo "hack/chartcheck: make cluster-down failed (its output: $0)" >&2
+      rc=1
+    fi
+    [ "$rc" -ne 0 ] || rc=1
+  fi
   STEP_SUBTESTS="^TestNode/" "$1" --gotest chartcheck "$0"
   exit "$rc"' "$log" "$step" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"

@@ -43,6 +43,15 @@ report() {
       kill -TERM -- "-$pid" 2>/dev/null || true
     fi
   done
+  # and waits (up to 5 minutes) until nothing of them runs: stopped, the
+  # chart lane's last act is taking down the local cluster its node test
+  # left up (hack/chart-check.sh)
+  for pid in ${tools_pid:-} ${chart_pid:-}; do
+    for _ in $(seq 300); do
+      kill -0 -- "-$pid" 2>/dev/null || break
+      sleep 1
+    done
+  done
   echo "== timing of this run (wall and CPU of each step; .bin/timing.tsv)"
   echo "Measured by \`${TIMING_COMMAND:-make test}\` on $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores."
   echo
