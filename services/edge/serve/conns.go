@@ -51,6 +51,7 @@ func newConns(max int, refusal []byte, refused func(), answers *rawAnswers) *con
 
 // wrap returns l counting through c. It runs until l is closed.
 func (c *conns) wrap(l net.Listener) net.Listener {
+	stampListener(l)
 	ll := &limitListener{Listener: l, c: c, done: make(chan struct{})}
 	go c.adjust(ll.done)
 	return ll
@@ -151,7 +152,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if n >= l.c.high && !l.c.saturated.Load() {
 			l.c.nudge()
 		}
-		return &conn{Conn: nc, c: l.c}, nil
+		return &conn{Conn: nc, c: l.c, rx: newRxStamps(nc)}, nil
 	}
 }
 
@@ -167,6 +168,58 @@ type conn struct {
 	net.Conn
 	c      *conns
 	closed atomic.Bool
+	// rx reads with the kernel's receive timestamps (nil: plain reads).
+	rx *rxStamps
+	// arrival is the receive time (Unix ns) of the bytes the last read
+	// returned, 0 when unknown; waited is how long the request net/http
+	// read last had waited in the socket when it was read (ns), set on
+	// the connection's goroutine before the handler runs (requestRead).
+	arrival, waited atomic.Int64
+}
+
+// maxWait bounds the wait a request is said to have had before the
+// server read it: a longer one is a step of the wall clock (the kernel's
+// timestamps are CLOCK_REALTIME), not a wait, and counts as none.
+const maxWait = time.Minute
+
+func (c *conn) Read(p []byte) (int, error) {
+	if c.rx == nil {
+		return c.Conn.Read(p)
+	}
+	n, at, err := c.rx.read(p)
+	if n > 0 {
+		c.arrival.Store(at)
+	}
+	return n, err
+}
+
+// requestRead is called once net/http has read a request's head, before
+// its handler (the server's ConnState hook, StateActive): the request's
+// wait is from its bytes' arrival to now.
+func (c *conn) requestRead() {
+	var w int64
+	if at := c.arrival.Load(); at != 0 {
+		if w = time.Now().UnixNano() - at; w < 0 || w > int64(maxWait) {
+			w = 0
+		}
+	}
+	c.waited.Store(w)
+}
+
+// connKey is the request context's key of its *conn (the server's
+// ConnContext).
+type connKey struct{}
+
+// requestStart is when r reached the host: now, less the wait its bytes
+// had in the socket before the server read them (none when unknown).
+func requestStart(r *http.Request) time.Time {
+	now := time.Now()
+	if c, ok := r.Context().Value(connKey{}).(*conn); ok {
+		if w := c.waited.Load(); w > 0 {
+			return now.Add(-time.Duration(w))
+		}
+	}
+	return now
 }
 
 func (c *conn) Close() error {

@@ -278,7 +278,7 @@ func (s *Server) accessLog() gin.HandlerFunc {
 	var n atomic.Uint64
 	ids := newRequestIDs()
 	return func(c *gin.Context) {
-		start := time.Now()
+		start := requestStart(c.Request)
 		c.Next()
 		status := c.Writer.Status()
 		if status < 400 && (every == 0 || n.Add(1)%every != 0) {
@@ -329,7 +329,7 @@ func (s *Server) accessLog() gin.HandlerFunc {
 // observe records the request metrics.
 func (s *Server) observe() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		start := time.Now()
+		start := requestStart(c.Request)
 		c.Next()
 		route := c.FullPath()
 		if route == "" && c.Writer.Status() == http.StatusMethodNotAllowed {

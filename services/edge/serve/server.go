@@ -6,6 +6,7 @@
 package serve
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -136,6 +137,19 @@ func (s *Server) APIServer(l net.Listener) *lifecycle.Server {
 		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.conns.keepAlives = srv.SetKeepAlivesEnabled
+	// A request's duration starts at its bytes' arrival on the host
+	// (conn.requestRead, requestStart).
+	srv.ConnContext = func(ctx context.Context, nc net.Conn) context.Context {
+		if c, ok := nc.(*conn); ok && c.rx != nil {
+			return context.WithValue(ctx, connKey{}, c)
+		}
+		return ctx
+	}
+	srv.ConnState = func(nc net.Conn, st http.ConnState) {
+		if c, ok := nc.(*conn); ok && c.rx != nil && st == http.StateActive {
+			c.requestRead()
+		}
+	}
 	if hub := s.cfg.Events.Hub; hub != nil {
 		// Shutdown waits for the answers under way: the streams end
 		// first, and their clients reconnect to another replica.
