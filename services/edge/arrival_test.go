@@ -62,15 +62,7 @@ func TestDurationCountsTheWaitInTheSocket(t *testing.T) {
 
 	ask()
 	time.Sleep(wait) // the request waits in the socket: nothing accepts it
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Srv.Serve(s.Listener)
-	}()
-	t.Cleanup(func() {
-		_ = s.Srv.Close()
-		<-done
-	})
+	runPublic(t, s)
 	answer()
 	n, first := h.durations(view.PathHealth)
 	if n != 1 || first < wait.Seconds() {

@@ -17,6 +17,7 @@ import (
 	"github.com/tokendata/tokendata/services/edge/answer"
 	"github.com/tokendata/tokendata/services/edge/conneg/connegtest"
 	"github.com/tokendata/tokendata/services/edge/view"
+	"github.com/tokendata/tokendata/shared/lifecycle"
 )
 
 // TestCompressOnlyWhereItPays: bodies under minCompressBytes, bodies that
@@ -274,7 +275,13 @@ func servePublic(t *testing.T, h *harness) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := h.srv.apiServer(ln)
+	runPublic(t, h.srv.apiServer(ln))
+	return "http://" + ln.Addr().String()
+}
+
+// runPublic serves s until the test ends.
+func runPublic(t *testing.T, s *lifecycle.Server) {
+	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -284,7 +291,6 @@ func servePublic(t *testing.T, h *harness) string {
 		_ = s.Srv.Close()
 		<-done
 	})
-	return "http://" + ln.Addr().String()
 }
 
 func do2(t *testing.T, c *http.Client, url, acceptEncoding string) (*http.Response, []byte) {
