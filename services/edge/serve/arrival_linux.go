@@ -3,7 +3,6 @@
 package serve
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -32,6 +31,10 @@ type rxStamps struct {
 	raw syscall.RawConn
 	oob []byte // made, so 8-byte aligned for the cmsghdr and timespec
 	fn  func(fd uintptr) bool
+	// the recvmsg arguments, kept with the connection: x/sys's Recvmsg
+	// puts its own on the heap, three allocations a read
+	msg unix.Msghdr
+	iov unix.Iovec
 
 	// one read's arguments and results, for fn
 	p       []byte
@@ -74,15 +77,33 @@ func newRxStamps(nc net.Conn) *rxStamps {
 		return nil
 	}
 	r := &rxStamps{nc: nc, raw: raw, oob: make([]byte, unix.CmsgSpace(sizeofTimespec)*2)}
-	r.fn = func(fd uintptr) bool {
-		for {
-			r.n, r.oobn, _, _, r.err = unix.Recvmsg(int(fd), r.p, r.oob, 0)
-			if !errors.Is(r.err, unix.EINTR) {
-				return !errors.Is(r.err, unix.EAGAIN)
-			}
-		}
-	}
+	r.fn = r.recvmsg
 	return r
+}
+
+// recvmsg is one read of r.p, for the runtime's poller: false to wait
+// until the socket is readable.
+func (r *rxStamps) recvmsg(fd uintptr) bool {
+	r.iov.Base = &r.p[0]
+	r.iov.SetLen(len(r.p))
+	r.msg.Iov = &r.iov
+	r.msg.SetIovlen(1)
+	r.msg.Control = &r.oob[0]
+	r.msg.SetControllen(len(r.oob))
+	for {
+		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), 0)
+		switch errno {
+		case 0:
+			r.n, r.oobn, r.err = int(n), int(r.msg.Controllen), nil
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		r.n, r.oobn, r.err = 0, 0, errno
+		return true
+	}
 }
 
 // read is the connection's Read: the bytes, and the receive time of the
@@ -93,13 +114,19 @@ func (r *rxStamps) read(p []byte) (int, int64, error) {
 		return 0, 0, nil
 	}
 	r.p = p
-	err := r.raw.Read(r.fn) // waits in the runtime's poller, deadlines kept
-	r.p = nil
-	if err == nil && r.err != nil {
-		err = os.NewSyscallError("recvmsg", r.err)
-	}
+	err := r.raw.Read(r.fn)    // waits in the runtime's poller, deadlines kept
+	r.p, r.iov.Base = nil, nil // the caller's buffer is not kept
 	if err != nil {
-		return 0, 0, &net.OpError{Op: "read", Net: "tcp", Source: r.nc.LocalAddr(), Addr: r.nc.RemoteAddr(), Err: err}
+		// the poller's error (a deadline, a closed connection), already
+		// a *net.OpError of the raw read: said as a read's, as
+		// net.TCPConn's Read says it
+		if oe, ok := err.(*net.OpError); ok { //nolint:errorlint // rawConn.Read's own, unwrapped (errors.As would put its target on the heap, a read)
+			oe.Op = "read"
+		}
+		return 0, 0, err
+	}
+	if r.err != nil {
+		return 0, 0, &net.OpError{Op: "read", Net: "tcp", Source: r.nc.LocalAddr(), Addr: r.nc.RemoteAddr(), Err: os.NewSyscallError("recvmsg", r.err)}
 	}
 	if r.n == 0 {
 		return 0, 0, io.EOF
