@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && (amd64 || arm64 || riscv64 || ppc64le || loong64)
 
 package serve
 
@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -24,9 +25,13 @@ const sizeofTimespec = int(unsafe.Sizeof(unix.Timespec{}))
 // 100 ms, the edge's handlers timed themselves above 250 ms for 1 to 3 %
 // of the answers its clients waited longer than that for 58 to 99 % of.
 //
-// One per connection, read by net/http's one reader at a time (the
-// runtime's read lock of the descriptor), so its fields need no lock.
+// One per connection. net/http reads a connection from one goroutine at
+// a time; mu keeps net.Conn's promise to other callers all the same (a
+// read's buffer and results live here, outside the descriptor's own read
+// lock). Built on 64-bit Linux only, where recvmsg is a system call of
+// its own (386 and s390x reach it through socketcall).
 type rxStamps struct {
+	mu  sync.Mutex
 	nc  net.Conn
 	raw syscall.RawConn
 	oob []byte // made, so 8-byte aligned for the cmsghdr and timespec
@@ -113,6 +118,8 @@ func (r *rxStamps) read(p []byte) (int, int64, error) {
 	if len(p) == 0 {
 		return 0, 0, nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.p = p
 	err := r.raw.Read(r.fn)    // waits in the runtime's poller, deadlines kept
 	r.p, r.iov.Base = nil, nil // the caller's buffer is not kept

@@ -1,10 +1,10 @@
-//go:build !linux
+//go:build !linux || !(amd64 || arm64 || riscv64 || ppc64le || loong64)
 
 package serve
 
 import "net"
 
-// rxStamps is Linux's read with the kernel's receive timestamps
+// rxStamps is 64-bit Linux's read with the kernel's receive timestamps
 // (arrival_linux.go). Elsewhere a request's duration starts at the
 // handler's clock.
 type rxStamps struct{}

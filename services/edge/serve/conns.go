@@ -177,9 +177,12 @@ type conn struct {
 	arrival, waited atomic.Int64
 }
 
-// maxWait bounds the wait a request is said to have had before the
-// server read it: a longer one is a step of the wall clock (the kernel's
-// timestamps are CLOCK_REALTIME), not a wait, and counts as none.
+// maxWait caps the wait a request is said to have had before the server
+// read it: a longer one is as likely a step of the wall clock (the
+// kernel's timestamps are CLOCK_REALTIME) as a wait, and counts as
+// maxWait, so that a stopped edge's worst answers still show (above the
+// histogram's last bucket, as anything past 1 s). A negative one (the
+// clock stepped back) counts as none.
 const maxWait = time.Minute
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -199,9 +202,7 @@ func (c *conn) Read(p []byte) (int, error) {
 func (c *conn) requestRead() {
 	var w int64
 	if at := c.arrival.Load(); at != 0 {
-		if w = time.Now().UnixNano() - at; w < 0 || w > int64(maxWait) {
-			w = 0
-		}
+		w = min(max(time.Now().UnixNano()-at, 0), int64(maxWait))
 	}
 	c.waited.Store(w)
 }

@@ -73,7 +73,7 @@ func newMetrics(reg prometheus.Registerer, routes []string, s *Server) *metrics 
 		requests: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_requests_total",
 			Help: "Public API requests by route template, method and status code."}, []string{"route", "method", "code"}),
 		duration: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: "edge", Name: "http_request_duration_seconds",
-			Help:    "Time to answer a public API request, from its arrival on the host (the kernel's receive timestamp, on Linux), by route template and method.",
+			Help:    "Time to answer a public API request, from its arrival on the host (the kernel's receive timestamp, on 64-bit Linux), by route template and method.",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}},
 			[]string{"route", "method"}),
 		respBytes: f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: "edge", Name: "http_response_bytes_total",
