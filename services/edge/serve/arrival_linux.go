@@ -21,9 +21,8 @@ const sizeofTimespec = int(unsafe.Sizeof(unix.Timespec{}))
 // last packet of them reached the host, CLOCK_REALTIME). A request that
 // waited in the socket while the process had no CPU (a CFS quota spent,
 // a stopped or starved pod) carries that wait in its measured duration,
-// which a clock read in the handler misses: starved at 1 ms of CPU every
-// 100 ms, the edge's handlers timed themselves above 250 ms for 1 to 3 %
-// of the answers its clients waited longer than that for 58 to 99 % of.
+// which a clock read in the handler misses (docs/benchmarks.md, "A
+// thirteenth new machine", has the figures).
 //
 // One per connection. net/http reads a connection from one goroutine at
 // a time; mu keeps net.Conn's promise to other callers all the same (a
@@ -64,8 +63,9 @@ func stampListener(l net.Listener) {
 	}
 }
 
-// newRxStamps turns the receive timestamps of nc on; nil when nc is not
-// a TCP connection or the socket refuses (the handler's clock then).
+// newRxStamps reads nc with its receive timestamps, which it has from
+// its listener (stampListener; a read without them is timed from the
+// handler); nil when nc is not a TCP connection.
 func newRxStamps(nc net.Conn) *rxStamps {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
@@ -73,12 +73,6 @@ func newRxStamps(nc net.Conn) *rxStamps {
 	}
 	raw, err := tc.SyscallConn()
 	if err != nil {
-		return nil
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	}); err != nil || serr != nil {
 		return nil
 	}
 	r := &rxStamps{nc: nc, raw: raw, oob: make([]byte, unix.CmsgSpace(sizeofTimespec)*2)}
