@@ -74,8 +74,15 @@ echo "== helm lint --strict"
 echo "== promtool (alert rules and their unit tests)"
 "$step" "promtool" bash -c 'cd charts/tokendata/files/alerts && promtool check rules tokendata-rules.yaml && promtool test rules tokendata-rules.test.yaml'
 
-echo "== hack/imagebuild (images without Docker: the Dockerfile's image, the local cluster's stand-ins)"
-"$step" "hack/imagebuild" bash -c 'cd hack/imagebuild && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...'
+# hack/imagebuild's tests beside the steps that follow (at nice 5: on a
+# fresh machine they fill the wait for the tools, on a machine with its
+# tools built they run beside TestNode instead of before it); their
+# output is printed once they have ended, below.
+imagebuild_log="$root/.bin/imagebuild.log"
+STEP_BESIDE=1 nice -n 5 "$step" "hack/imagebuild" bash -c 'cd hack/imagebuild && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...' >"$imagebuild_log" 2>&1 &
+imagebuild_pid=$!
+# a step below that fails ends this script: the tests beside end first
+trap wait EXIT
 
 echo "== go vet hack/chartcheck (before the tools' wait: it compiles every package its tests link)"
 # On a fresh machine that compile (client-go, helm's SDK, Prometheus' and
@@ -83,14 +90,24 @@ echo "== go vet hack/chartcheck (before the tools' wait: it compiles every packa
 # tools build beside, not after them, where the cores would otherwise
 # wait on TestNode's node.
 "$step" "go vet hack/chartcheck" bash -c 'cd hack/chartcheck && GOWORK=off go vet ./...'
+# and its test binary (the module's one package with tests), run twice
+# below
+"$step" "build hack/chartcheck's tests" bash -c 'cd hack/chartcheck && GOWORK=off go test -c -o "$0" .' "$root/.bin/chartcheck.test"
 
 echo "== the pinned tools (TestNode's and TestAPIServer's)"
 "$step" "pinned tools ready (waits for their build beside)" hack/build-tools.sh
 
 echo "== hack/chartcheck"
-# 45 minutes: TestNode alone runs about 5, the API server checks about 4,
-# and go test's default of 10 was hit on a fresh machine. -v: each test's
-# time, and each TestNode subtest's, goes to the timing table.
+# Two runs of its test binary side by side: TestNode (the cluster of
+# three nodes, about 22 minutes, most of it waiting on its nodes and
+# pods, the run's longest path) and every other test (the API server,
+# nginx, varnish, Prometheus and Chromium on loopback, about 3 minutes)
+# at nice 5, so that TestNode's clients, whose failures fail it, keep the
+# cores first. Each writes a log of its own while it runs
+# (.bin/chartcheck.log.node, .rest); then .bin/chartcheck.log holds both,
+# the other tests first. -test.v: each test's time, and each TestNode
+# subtest's, goes to the timing table. 45 minutes is a backstop (TestNode
+# took 38 on a machine whose cores were taken throughout).
 #
 # In a mount namespace of its own (the host's mounts as they are, private),
 # where /run/netns is not a mount point (unless a cluster brought up by hand
@@ -99,18 +116,19 @@ echo "== hack/chartcheck"
 # that cluster-down undoes what ip netns does to a fresh host.
 #
 # TestNode takes down the cluster it brought up, unless it never gets to:
-# go test killed (make test stopped: a signal to this lane's process
-# group) or past its -timeout (a panic runs no deferred call). This shell
-# then does, after go test has ended, so that no node of this checkout is
-# left running on the machine (its daemons run in sessions of their own,
-# which no signal to this lane reaches): it lives on through the signal
-# (the trap) and runs make cluster-down when the cluster is up and was not
-# before go test.
+# the test binary killed (make test stopped: a signal to this lane's
+# process group) or past its -test.timeout (a panic runs no deferred
+# call). This shell then does, after both runs have ended, so that no
+# node of this checkout is left running on the machine (its daemons run
+# in sessions of their own, which no signal to this lane reaches): it
+# lives on through the signal (the trap) and runs make cluster-down when
+# the cluster is up and was not before.
 log="$root/.bin/chartcheck.log"
 rc=0
 "$step" "hack/chartcheck" unshare --mount --propagation private -- bash -c '
-  set -e
+  set -u
   trap "stopped=1" TERM INT HUP
+  log="$0" step="$1" bin="$2"
   root="$PWD" up_before=
   if [ -e /run/netns/tokendata-node ]; then
     up_before=1
@@ -118,18 +136,36 @@ rc=0
     while mountpoint -q /run/netns; do umount -n /run/netns; done
   fi
   cd hack/chartcheck
+  export GOWORK=off # as under go test, for the go commands the tests run
+  "$bin" -test.v -test.count=1 -test.timeout 45m -test.run "^TestNode\$" >"$log.node" 2>&1 &
+  node_pid=$!
+  nice -n 5 "$bin" -test.v -test.count=1 -test.timeout 45m -test.skip "^TestNode\$" >"$log.rest" 2>&1
+  rest=$?
+  # a trapped signal ends a wait early: wait until TestNode has ended
+  node=0
+  while kill -0 "$node_pid" 2>/dev/null; do
+    wait "$node_pid"
+    node=$?
+  done
+  cat "$log.rest" "$log.node" >"$log"
+  rm -f "$log.rest" "$log.node"
+  cat "$log"
   rc=0
-  GOWORK=off go test -v -count=1 -timeout 45m ./... 2>&1 | tee "$0" || true
-  rc="${PIPESTATUS[0]}"
+  [ "$rest" -eq 0 ] && [ "$node" -eq 0 ] || rc=1
   if [ -z "$up_before" ] && { [ -e /run/netns/tokendata-node ] || [ -n "$(ls -A "$root/.cluster/pids" 2>/dev/null)" ]; }; then
-    echo "hack/chartcheck: go test ended (status $rc${stopped:+, stopped by a signal}) with the local cluster up; taking it down (make cluster-down)" | tee -a "$0" >&2
-    if ! "$root/hack/cluster/down.sh" >>"$0" 2>&1; then
-      echo "hack/chartcheck: make cluster-down failed (its output: $0)" >&2
-      rc=1
+    echo "hack/chartcheck: TestNode ended (status $node${stopped:+, stopped by a signal}) with the local cluster up; taking it down (make cluster-down)" | tee -a "$log" >&2
+    if ! "$root/hack/cluster/down.sh" >>"$log" 2>&1; then
+      echo "hack/chartcheck: make cluster-down failed (its output: $log)" >&2
     fi
-    [ "$rc" -ne 0 ] || rc=1
+    rc=1
   fi
-  STEP_SUBTESTS="^TestNode/" "$1" --gotest chartcheck "$0"
-  exit "$rc"' "$log" "$step" || rc=$?
+  STEP_SUBTESTS="^TestNode/" "$step" --gotest chartcheck "$log"
+  exit "$rc"' "$log" "$step" "$root/.bin/chartcheck.test" || rc=$?
+# hack/imagebuild's tests, started above
+imagebuild_rc=0
+wait "$imagebuild_pid" || imagebuild_rc=$?
+echo "== hack/imagebuild (images without Docker: the Dockerfile's image, the local cluster's stand-ins; beside the steps above)"
+grep -v '^go: downloading' "$imagebuild_log" || true
+[ "$imagebuild_rc" -eq 0 ] || rc=1
 [ "$rc" -eq 0 ] || exit "$rc"
 echo "chart-check: passed"
