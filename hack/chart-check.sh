@@ -99,15 +99,14 @@ echo "== the pinned tools (TestNode's and TestAPIServer's)"
 
 echo "== hack/chartcheck"
 # Two runs of its test binary side by side: TestNode (the cluster of
-# three nodes, about 22 minutes, most of it waiting on its nodes and
-# pods, the run's longest path) and every other test (the API server,
-# nginx, varnish, Prometheus and Chromium on loopback, about 3 minutes)
-# at nice 5, so that TestNode's clients, whose failures fail it, keep the
+# three nodes, most of its time waiting on its nodes and pods, the run's
+# longest path) and every other test (the API server, nginx, varnish,
+# Prometheus and Chromium on loopback, minutes shorter) at nice 5, so that TestNode's clients, whose failures fail it, keep the
 # cores first. Each writes a log of its own while it runs
 # (.bin/chartcheck.log.node, .rest); then .bin/chartcheck.log holds both,
 # the other tests first. -test.v: each test's time, and each TestNode
-# subtest's, goes to the timing table. 45 minutes is a backstop (TestNode
-# took 38 on a machine whose cores were taken throughout).
+# subtest's, goes to the timing table. 45 minutes is a backstop above the
+# slowest run docs/benchmarks.md records.
 #
 # In a mount namespace of its own (the host's mounts as they are, private),
 # where /run/netns is not a mount point (unless a cluster brought up by hand

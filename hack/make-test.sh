@@ -9,8 +9,7 @@
 #   - the chart lane: the chart checks (hack/chart-check.sh: a real
 #     kube-apiserver, the chart on a real local cluster of three nodes,
 #     skaffold deploying to it) and the cluster's report. TestNode is the
-#     run's longest path (about 22 minutes on a machine with its tools
-#     built), so the lane starts with what it needs and TestNode starts as
+#     run's longest path (its time: docs/benchmarks.md), so the lane starts with what it needs and TestNode starts as
 #     soon as the tools are there; it spends most of its time waiting on
 #     the nodes and on processes it starts, which the module lane fills;
 #     on a fresh machine the builds of the module lane and of the chart
